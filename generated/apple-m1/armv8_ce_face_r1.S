@@ -838,7 +838,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_128
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run:
 	ldr	x7, [x0, #344]
-	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent8_128
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_plain128
 	sub	x7, x7, #1
 	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
@@ -1065,21 +1065,589 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
-.Laesgen_armv8_ce_face_r1_xor_stream_spent8_128:
-	ldr	x7, [x0, #328]
-	sub	x7, x7, x6
-	and	x7, x7, #255
-	add	x7, x7, x6
+.Laesgen_armv8_ce_face_r1_xor_stream_try4_128:
+	cmp	x3, #64
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_try2_128
+	cmp	x6, #252
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_try2_128
+	ldr	x7, [x0, #336]
 	cmp	x7, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_2
-	mov	x7, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_2:
-	sub	x7, x7, #8
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_again8_128:
+	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill4_128
+.Laesgen_armv8_ce_face_r1_xor_stream_fast4_128:
+	add	x6, x0, x6, lsl #2
+	ldr	q24, [x0, #352]
+	ldr	s20, [x6, #384]
+	ldr	s21, [x6, #388]
+	ldr	s22, [x6, #392]
+	ldr	s23, [x6, #396]
+	eor	v24.16b, v1.16b, v24.16b
+	aese	v20.16b, v24.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v24.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v24.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v24.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v2.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v2.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v3.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v3.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v4.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v4.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v5.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v5.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v6.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v6.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v7.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v7.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v16.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v16.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	ldp	q24, q25, [x2], #32
+	aese	v20.16b, v17.16b
+	aese	v21.16b, v17.16b
+	eor3	v20.16b, v20.16b, v18.16b, v24.16b
+	eor3	v21.16b, v21.16b, v18.16b, v25.16b
+	stp	q20, q21, [x1], #32
+	ldp	q20, q21, [x2], #32
+	aese	v22.16b, v17.16b
+	aese	v23.16b, v17.16b
+	eor3	v22.16b, v22.16b, v18.16b, v20.16b
+	eor3	v23.16b, v23.16b, v18.16b, v21.16b
+	stp	q22, q23, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+.Laesgen_armv8_ce_face_r1_xor_stream_fill4_128:
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x8, x7, #4
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #3
+	cmp	x8, x9
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_2
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
+	add	x7, x7, #4
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_128
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_2:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_plain128
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
+	add	x7, x0, x6, lsl #2
+	ldr	q24, [x0, #352]
 	rev	x8, x5
 	rev	x9, x4
 	fmov	d20, x8
 	mov	v20.d[1], x9
+	add	v21.16b, v20.16b, v19.16b
+	add	v22.16b, v21.16b, v19.16b
+	add	v23.16b, v22.16b, v19.16b
+	aese	v20.16b, v0.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v0.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v0.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v0.16b
+	aesmc	v23.16b, v23.16b
+	eor	v25.16b, v20.16b, v24.16b
+	str	s25, [x7, #384]
+	eor	v25.16b, v21.16b, v24.16b
+	str	s25, [x7, #388]
+	eor	v25.16b, v22.16b, v24.16b
+	str	s25, [x7, #392]
+	eor	v25.16b, v23.16b, v24.16b
+	str	s25, [x7, #396]
+	aese	v20.16b, v1.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v1.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v1.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v1.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v2.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v2.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v3.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v3.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v4.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v4.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v5.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v5.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v6.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v6.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v7.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v7.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	aese	v20.16b, v16.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v16.16b
+	aesmc	v21.16b, v21.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_2
+	add	x7, x7, #4
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_2
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_2:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_2
+	str	xzr, [x0, #328]
+	mov	x8, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_2:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_2
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_2:
+	str	x6, [x0, #328]
+	mov	x6, #4
+	str	x6, [x0, #336]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_2:
+	ldp	q24, q25, [x2], #32
+	aese	v20.16b, v17.16b
+	aese	v21.16b, v17.16b
+	eor3	v20.16b, v20.16b, v18.16b, v24.16b
+	eor3	v21.16b, v21.16b, v18.16b, v25.16b
+	stp	q20, q21, [x1], #32
+	ldp	q20, q21, [x2], #32
+	aese	v22.16b, v17.16b
+	aese	v23.16b, v17.16b
+	eor3	v22.16b, v22.16b, v18.16b, v20.16b
+	eor3	v23.16b, v23.16b, v18.16b, v21.16b
+	stp	q22, q23, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+.Laesgen_armv8_ce_face_r1_xor_stream_try2_128:
+	cmp	x3, #32
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_single128
+	cmp	x6, #254
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_single128
+	ldr	x7, [x0, #336]
+	cmp	x7, #256
+	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill2_128
+.Laesgen_armv8_ce_face_r1_xor_stream_fast2_128:
+	add	x6, x0, x6, lsl #2
+	ldr	q22, [x0, #352]
+	ldr	s20, [x6, #384]
+	ldr	s21, [x6, #388]
+	eor	v22.16b, v1.16b, v22.16b
+	aese	v20.16b, v22.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v22.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v2.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v2.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v3.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v3.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v4.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v4.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v5.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v5.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v6.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v6.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v7.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v7.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v16.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v16.16b
+	aesmc	v21.16b, v21.16b
+	ldp	q22, q23, [x2], #32
+	aese	v20.16b, v17.16b
+	aese	v21.16b, v17.16b
+	eor3	v20.16b, v20.16b, v18.16b, v22.16b
+	eor3	v21.16b, v21.16b, v18.16b, v23.16b
+	stp	q20, q21, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+.Laesgen_armv8_ce_face_r1_xor_stream_fill2_128:
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x8, x7, #2
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #1
+	cmp	x8, x9
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_3
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
+	add	x7, x7, #2
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_128
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_3:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_plain128
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
+	add	x7, x0, x6, lsl #2
+	ldr	q22, [x0, #352]
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d20, x8
+	mov	v20.d[1], x9
+	add	v21.16b, v20.16b, v19.16b
+	aese	v20.16b, v0.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v0.16b
+	aesmc	v21.16b, v21.16b
+	eor	v23.16b, v20.16b, v22.16b
+	str	s23, [x7, #384]
+	eor	v23.16b, v21.16b, v22.16b
+	str	s23, [x7, #388]
+	aese	v20.16b, v1.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v1.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v2.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v2.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v3.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v3.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v4.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v4.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v5.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v5.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v6.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v6.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v7.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v7.16b
+	aesmc	v21.16b, v21.16b
+	aese	v20.16b, v16.16b
+	aesmc	v20.16b, v20.16b
+	aese	v21.16b, v16.16b
+	aesmc	v21.16b, v21.16b
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_3
+	add	x7, x7, #2
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_3
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_3:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_3
+	str	xzr, [x0, #328]
+	mov	x8, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_3:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_3
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_3:
+	str	x6, [x0, #328]
+	mov	x6, #2
+	str	x6, [x0, #336]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_3:
+	ldp	q22, q23, [x2], #32
+	aese	v20.16b, v17.16b
+	aese	v21.16b, v17.16b
+	eor3	v20.16b, v20.16b, v18.16b, v22.16b
+	eor3	v21.16b, v21.16b, v18.16b, v23.16b
+	stp	q20, q21, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+.Laesgen_armv8_ce_face_r1_xor_stream_single128:
+	ldr	x7, [x0, #336]
+	cmp	x7, #256
+	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_single_fill128
+.Laesgen_armv8_ce_face_r1_xor_stream_single_fast128:
+	add	x6, x0, x6, lsl #2
+	ldr	q21, [x0, #352]
+	ldr	s20, [x6, #384]
+	eor	v21.16b, v1.16b, v21.16b
+	aese	v20.16b, v21.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v2.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v3.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v4.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v5.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v6.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v7.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v16.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v17.16b
+	eor	v20.16b, v20.16b, v18.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial
+	ldr	q21, [x2], #16
+	eor	v20.16b, v20.16b, v21.16b
+	str	q20, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+.Laesgen_armv8_ce_face_r1_xor_stream_partial:
+	str	q20, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_end128
+.Laesgen_armv8_ce_face_r1_xor_stream_single_fill128:
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x8, x7, #1
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #0
+	cmp	x8, x9
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_4
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
+	add	x7, x7, #1
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast128
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_4:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_plain128
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
+	add	x7, x0, x6, lsl #2
+	ldr	q21, [x0, #352]
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d20, x8
+	mov	v20.d[1], x9
+	aese	v20.16b, v0.16b
+	aesmc	v20.16b, v20.16b
+	eor	v21.16b, v20.16b, v21.16b
+	str	s21, [x7, #384]
+	aese	v20.16b, v1.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v2.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v3.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v4.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v5.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v6.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v7.16b
+	aesmc	v20.16b, v20.16b
+	aese	v20.16b, v16.16b
+	aesmc	v20.16b, v20.16b
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_4
+	add	x7, x7, #1
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_4
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_4:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_4
+	str	xzr, [x0, #328]
+	mov	x8, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_4:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_4
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_4:
+	str	x6, [x0, #328]
+	mov	x6, #1
+	str	x6, [x0, #336]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_4:
+	aese	v20.16b, v17.16b
+	eor	v20.16b, v20.16b, v18.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_2
+	ldr	q21, [x2], #16
+	eor	v20.16b, v20.16b, v21.16b
+	str	q20, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_2:
+	str	q20, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_2:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_2
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_end128
+.Laesgen_armv8_ce_face_r1_xor_stream_plain128:
+	ldr	x7, [x0, #328]
+	sub	x7, x7, x6
+	sub	x7, x7, #1
+	and	x7, x7, #255
+	add	x7, x7, #1
+	lsl	x7, x7, #4
+	cmp	x7, x3
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_5
+	mov	x7, x3
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_5:
+	sub	x8, x3, x7
+	mov	x3, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_top128:
+	cbz	x3, .Laesgen_armv8_ce_face_r1_xor_stream_plain_end128
+	and	x6, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_plain_try4_128
+	cmp	x6, #248
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_plain_try4_128
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_fast8_128:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d20, x6
+	mov	v20.d[1], x7
 	add	v21.16b, v20.16b, v19.16b
 	add	v22.16b, v21.16b, v19.16b
 	add	v23.16b, v22.16b, v19.16b
@@ -1258,275 +1826,17 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next8_128
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_next8_128:
-	add	x6, x6, #8
-	cmp	x6, x7
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top128
-	cmp	x3, #128
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top128
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again8_128
-.Laesgen_armv8_ce_face_r1_xor_stream_try4_128:
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_top128
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_try4_128:
 	cmp	x3, #64
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_try2_128
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_plain_try2_128
 	cmp	x6, #252
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_try2_128
-	ldr	x7, [x0, #336]
-	cmp	x7, #256
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill4_128
-.Laesgen_armv8_ce_face_r1_xor_stream_fast4_128:
-	add	x6, x0, x6, lsl #2
-	ldr	q24, [x0, #352]
-	ldr	s20, [x6, #384]
-	ldr	s21, [x6, #388]
-	ldr	s22, [x6, #392]
-	ldr	s23, [x6, #396]
-	eor	v24.16b, v1.16b, v24.16b
-	aese	v20.16b, v24.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v24.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v24.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v24.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v2.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v2.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v2.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v2.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v3.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v3.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v3.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v3.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v4.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v4.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v4.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v4.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v5.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v5.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v5.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v5.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v6.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v6.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v6.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v6.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v7.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v7.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v7.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v7.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v16.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v16.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v16.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v16.16b
-	aesmc	v23.16b, v23.16b
-	ldp	q24, q25, [x2], #32
-	aese	v20.16b, v17.16b
-	aese	v21.16b, v17.16b
-	eor3	v20.16b, v20.16b, v18.16b, v24.16b
-	eor3	v21.16b, v21.16b, v18.16b, v25.16b
-	stp	q20, q21, [x1], #32
-	ldp	q20, q21, [x2], #32
-	aese	v22.16b, v17.16b
-	aese	v23.16b, v17.16b
-	eor3	v22.16b, v22.16b, v18.16b, v20.16b
-	eor3	v23.16b, v23.16b, v18.16b, v21.16b
-	stp	q22, q23, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
-.Laesgen_armv8_ce_face_r1_xor_stream_fill4_128:
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	add	x8, x7, #4
-	and	x8, x8, #255
-	sub	x8, x8, #1
-	ldr	x9, [x0, #336]
-	add	x9, x9, #3
-	cmp	x8, x9
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_2
-	mov	x8, #0xffff
-	str	x8, [x0, #344]
-	add	x7, x7, #4
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_128
-.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_2:
-	ldr	x7, [x0, #344]
-	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent4_128
-	sub	x7, x7, #1
-	str	x7, [x0, #344]
-	add	x7, x0, x6, lsl #2
-	ldr	q24, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d20, x8
-	mov	v20.d[1], x9
-	add	v21.16b, v20.16b, v19.16b
-	add	v22.16b, v21.16b, v19.16b
-	add	v23.16b, v22.16b, v19.16b
-	aese	v20.16b, v0.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v0.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v0.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v0.16b
-	aesmc	v23.16b, v23.16b
-	eor	v25.16b, v20.16b, v24.16b
-	str	s25, [x7, #384]
-	eor	v25.16b, v21.16b, v24.16b
-	str	s25, [x7, #388]
-	eor	v25.16b, v22.16b, v24.16b
-	str	s25, [x7, #392]
-	eor	v25.16b, v23.16b, v24.16b
-	str	s25, [x7, #396]
-	aese	v20.16b, v1.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v1.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v1.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v1.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v2.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v2.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v2.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v2.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v3.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v3.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v3.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v3.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v4.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v4.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v4.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v4.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v5.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v5.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v5.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v5.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v6.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v6.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v6.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v6.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v7.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v7.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v7.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v7.16b
-	aesmc	v23.16b, v23.16b
-	aese	v20.16b, v16.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v16.16b
-	aesmc	v21.16b, v21.16b
-	aese	v22.16b, v16.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v16.16b
-	aesmc	v23.16b, v23.16b
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_2
-	add	x7, x7, #4
-	cmp	x8, x7
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_3
-	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_3:
-	cmp	x8, #256
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_2
-	str	xzr, [x0, #328]
-	mov	x8, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_2:
-	str	x8, [x0, #336]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_2
-.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_2:
-	str	x6, [x0, #328]
-	mov	x6, #4
-	str	x6, [x0, #336]
-.Laesgen_armv8_ce_face_r1_xor_stream_run_done_2:
-	ldp	q24, q25, [x2], #32
-	aese	v20.16b, v17.16b
-	aese	v21.16b, v17.16b
-	eor3	v20.16b, v20.16b, v18.16b, v24.16b
-	eor3	v21.16b, v21.16b, v18.16b, v25.16b
-	stp	q20, q21, [x1], #32
-	ldp	q20, q21, [x2], #32
-	aese	v22.16b, v17.16b
-	aese	v23.16b, v17.16b
-	eor3	v22.16b, v22.16b, v18.16b, v20.16b
-	eor3	v23.16b, v23.16b, v18.16b, v21.16b
-	stp	q22, q23, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
-.Laesgen_armv8_ce_face_r1_xor_stream_spent4_128:
-	ldr	x7, [x0, #328]
-	sub	x7, x7, x6
-	and	x7, x7, #255
-	add	x7, x7, x6
-	cmp	x7, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_4
-	mov	x7, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_4:
-	sub	x7, x7, #4
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_again4_128:
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d20, x8
-	mov	v20.d[1], x9
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_plain_try2_128
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_fast4_128:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d20, x6
+	mov	v20.d[1], x7
 	add	v21.16b, v20.16b, v19.16b
 	add	v22.16b, v21.16b, v19.16b
 	add	v23.16b, v22.16b, v19.16b
@@ -1617,187 +1927,17 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next4_128
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_next4_128:
-	add	x6, x6, #4
-	cmp	x6, x7
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top128
-	cmp	x3, #64
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top128
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again4_128
-.Laesgen_armv8_ce_face_r1_xor_stream_try2_128:
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_top128
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_try2_128:
 	cmp	x3, #32
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_single128
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_plain_single128
 	cmp	x6, #254
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_single128
-	ldr	x7, [x0, #336]
-	cmp	x7, #256
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill2_128
-.Laesgen_armv8_ce_face_r1_xor_stream_fast2_128:
-	add	x6, x0, x6, lsl #2
-	ldr	q22, [x0, #352]
-	ldr	s20, [x6, #384]
-	ldr	s21, [x6, #388]
-	eor	v22.16b, v1.16b, v22.16b
-	aese	v20.16b, v22.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v22.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v2.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v2.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v3.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v3.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v4.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v4.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v5.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v5.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v6.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v6.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v7.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v7.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v16.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v16.16b
-	aesmc	v21.16b, v21.16b
-	ldp	q22, q23, [x2], #32
-	aese	v20.16b, v17.16b
-	aese	v21.16b, v17.16b
-	eor3	v20.16b, v20.16b, v18.16b, v22.16b
-	eor3	v21.16b, v21.16b, v18.16b, v23.16b
-	stp	q20, q21, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
-.Laesgen_armv8_ce_face_r1_xor_stream_fill2_128:
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	add	x8, x7, #2
-	and	x8, x8, #255
-	sub	x8, x8, #1
-	ldr	x9, [x0, #336]
-	add	x9, x9, #1
-	cmp	x8, x9
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_3
-	mov	x8, #0xffff
-	str	x8, [x0, #344]
-	add	x7, x7, #2
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_128
-.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_3:
-	ldr	x7, [x0, #344]
-	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent2_128
-	sub	x7, x7, #1
-	str	x7, [x0, #344]
-	add	x7, x0, x6, lsl #2
-	ldr	q22, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d20, x8
-	mov	v20.d[1], x9
-	add	v21.16b, v20.16b, v19.16b
-	aese	v20.16b, v0.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v0.16b
-	aesmc	v21.16b, v21.16b
-	eor	v23.16b, v20.16b, v22.16b
-	str	s23, [x7, #384]
-	eor	v23.16b, v21.16b, v22.16b
-	str	s23, [x7, #388]
-	aese	v20.16b, v1.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v1.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v2.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v2.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v3.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v3.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v4.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v4.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v5.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v5.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v6.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v6.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v7.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v7.16b
-	aesmc	v21.16b, v21.16b
-	aese	v20.16b, v16.16b
-	aesmc	v20.16b, v20.16b
-	aese	v21.16b, v16.16b
-	aesmc	v21.16b, v21.16b
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_3
-	add	x7, x7, #2
-	cmp	x8, x7
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_5
-	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_5:
-	cmp	x8, #256
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_3
-	str	xzr, [x0, #328]
-	mov	x8, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_3:
-	str	x8, [x0, #336]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_3
-.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_3:
-	str	x6, [x0, #328]
-	mov	x6, #2
-	str	x6, [x0, #336]
-.Laesgen_armv8_ce_face_r1_xor_stream_run_done_3:
-	ldp	q22, q23, [x2], #32
-	aese	v20.16b, v17.16b
-	aese	v21.16b, v17.16b
-	eor3	v20.16b, v20.16b, v18.16b, v22.16b
-	eor3	v21.16b, v21.16b, v18.16b, v23.16b
-	stp	q20, q21, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
-.Laesgen_armv8_ce_face_r1_xor_stream_spent2_128:
-	ldr	x7, [x0, #328]
-	sub	x7, x7, x6
-	and	x7, x7, #255
-	add	x7, x7, x6
-	cmp	x7, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_6
-	mov	x7, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_6:
-	sub	x7, x7, #2
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_again2_128:
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d20, x8
-	mov	v20.d[1], x9
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_plain_single128
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_fast2_128:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d20, x6
+	mov	v20.d[1], x7
 	add	v21.16b, v20.16b, v19.16b
 	aese	v20.16b, v0.16b
 	aesmc	v20.16b, v20.16b
@@ -1844,169 +1984,8 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next2_128
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_next2_128:
-	add	x6, x6, #2
-	cmp	x6, x7
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top128
-	cmp	x3, #32
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top128
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again2_128
-.Laesgen_armv8_ce_face_r1_xor_stream_single128:
-	ldr	x7, [x0, #336]
-	cmp	x7, #256
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_single_fill128
-.Laesgen_armv8_ce_face_r1_xor_stream_single_fast128:
-	add	x6, x0, x6, lsl #2
-	ldr	q21, [x0, #352]
-	ldr	s20, [x6, #384]
-	eor	v21.16b, v1.16b, v21.16b
-	aese	v20.16b, v21.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v2.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v3.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v4.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v5.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v6.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v7.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v16.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v17.16b
-	eor	v20.16b, v20.16b, v18.16b
-	cmp	x3, #16
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial
-	ldr	q21, [x2], #16
-	eor	v20.16b, v20.16b, v21.16b
-	str	q20, [x1], #16
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
-.Laesgen_armv8_ce_face_r1_xor_stream_partial:
-	str	q20, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_end128
-.Laesgen_armv8_ce_face_r1_xor_stream_single_fill128:
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	add	x8, x7, #1
-	and	x8, x8, #255
-	sub	x8, x8, #1
-	ldr	x9, [x0, #336]
-	add	x9, x9, #0
-	cmp	x8, x9
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_4
-	mov	x8, #0xffff
-	str	x8, [x0, #344]
-	add	x7, x7, #1
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast128
-.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_4:
-	ldr	x7, [x0, #344]
-	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_single_spent128
-	sub	x7, x7, #1
-	str	x7, [x0, #344]
-	add	x7, x0, x6, lsl #2
-	ldr	q21, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d20, x8
-	mov	v20.d[1], x9
-	aese	v20.16b, v0.16b
-	aesmc	v20.16b, v20.16b
-	eor	v21.16b, v20.16b, v21.16b
-	str	s21, [x7, #384]
-	aese	v20.16b, v1.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v2.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v3.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v4.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v5.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v6.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v7.16b
-	aesmc	v20.16b, v20.16b
-	aese	v20.16b, v16.16b
-	aesmc	v20.16b, v20.16b
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_4
-	add	x7, x7, #1
-	cmp	x8, x7
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_7
-	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_7:
-	cmp	x8, #256
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_4
-	str	xzr, [x0, #328]
-	mov	x8, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_4:
-	str	x8, [x0, #336]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_4
-.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_4:
-	str	x6, [x0, #328]
-	mov	x6, #1
-	str	x6, [x0, #336]
-.Laesgen_armv8_ce_face_r1_xor_stream_run_done_4:
-	aese	v20.16b, v17.16b
-	eor	v20.16b, v20.16b, v18.16b
-	cmp	x3, #16
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_2
-	ldr	q21, [x2], #16
-	eor	v20.16b, v20.16b, v21.16b
-	str	q20, [x1], #16
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_2:
-	str	q20, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_2:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_2
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_end128
-.Laesgen_armv8_ce_face_r1_xor_stream_single_spent128:
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_top128
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_single128:
 	rev	x6, x5
 	rev	x7, x4
 	fmov	d20, x6
@@ -2039,7 +2018,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_partial_3:
 	str	q20, [x0, #272]
 	adds	x4, x4, #1
@@ -2047,17 +2026,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_3:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
+	ldrb	w9, [x7, x6]
+	ldrb	w10, [x2, x6]
+	eor	w9, w9, w10
+	strb	w9, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_3
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_end128
+	mov	x6, #16
+	sub	x6, x6, x3
+	str	x6, [x0, #288]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_end128
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_end128:
+	mov	x3, x8
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top128
 .Laesgen_armv8_ce_face_r1_xor_stream_end128:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_return
@@ -2335,7 +2317,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_192
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run_5:
 	ldr	x7, [x0, #344]
-	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent8_192
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_plain192
 	sub	x7, x7, #1
 	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
@@ -2551,9 +2533,9 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_5
 	add	x7, x7, #8
 	cmp	x8, x7
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_8
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_6
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_8:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_6:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_5
 	str	xzr, [x0, #328]
@@ -2594,21 +2576,645 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-.Laesgen_armv8_ce_face_r1_xor_stream_spent8_192:
-	ldr	x7, [x0, #328]
-	sub	x7, x7, x6
-	and	x7, x7, #255
-	add	x7, x7, x6
+.Laesgen_armv8_ce_face_r1_xor_stream_try4_192:
+	cmp	x3, #64
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_try2_192
+	cmp	x6, #252
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_try2_192
+	ldr	x7, [x0, #336]
 	cmp	x7, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_9
-	mov	x7, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_9:
-	sub	x7, x7, #8
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_again8_192:
+	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill4_192
+.Laesgen_armv8_ce_face_r1_xor_stream_fast4_192:
+	add	x6, x0, x6, lsl #2
+	ldr	q26, [x0, #352]
+	ldr	s22, [x6, #384]
+	ldr	s23, [x6, #388]
+	ldr	s24, [x6, #392]
+	ldr	s25, [x6, #396]
+	eor	v26.16b, v1.16b, v26.16b
+	aese	v22.16b, v26.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v26.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v26.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v26.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v17.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v18.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v18.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aesmc	v25.16b, v25.16b
+	ldp	q26, q27, [x2], #32
+	aese	v22.16b, v19.16b
+	aese	v23.16b, v19.16b
+	eor3	v22.16b, v22.16b, v20.16b, v26.16b
+	eor3	v23.16b, v23.16b, v20.16b, v27.16b
+	stp	q22, q23, [x1], #32
+	ldp	q22, q23, [x2], #32
+	aese	v24.16b, v19.16b
+	aese	v25.16b, v19.16b
+	eor3	v24.16b, v24.16b, v20.16b, v22.16b
+	eor3	v25.16b, v25.16b, v20.16b, v23.16b
+	stp	q24, q25, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+.Laesgen_armv8_ce_face_r1_xor_stream_fill4_192:
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x8, x7, #4
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #3
+	cmp	x8, x9
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_6
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
+	add	x7, x7, #4
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_192
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_6:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_plain192
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
+	add	x7, x0, x6, lsl #2
+	ldr	q26, [x0, #352]
 	rev	x8, x5
 	rev	x9, x4
 	fmov	d22, x8
 	mov	v22.d[1], x9
+	add	v23.16b, v22.16b, v21.16b
+	add	v24.16b, v23.16b, v21.16b
+	add	v25.16b, v24.16b, v21.16b
+	aese	v22.16b, v0.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v0.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v0.16b
+	aesmc	v25.16b, v25.16b
+	eor	v27.16b, v22.16b, v26.16b
+	str	s27, [x7, #384]
+	eor	v27.16b, v23.16b, v26.16b
+	str	s27, [x7, #388]
+	eor	v27.16b, v24.16b, v26.16b
+	str	s27, [x7, #392]
+	eor	v27.16b, v25.16b, v26.16b
+	str	s27, [x7, #396]
+	aese	v22.16b, v1.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v1.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v1.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v1.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v17.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	aese	v22.16b, v18.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v18.16b
+	aesmc	v23.16b, v23.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aesmc	v25.16b, v25.16b
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_6
+	add	x7, x7, #4
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_7
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_7:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_6
+	str	xzr, [x0, #328]
+	mov	x8, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_6:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_6
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_6:
+	str	x6, [x0, #328]
+	mov	x6, #4
+	str	x6, [x0, #336]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_6:
+	ldp	q26, q27, [x2], #32
+	aese	v22.16b, v19.16b
+	aese	v23.16b, v19.16b
+	eor3	v22.16b, v22.16b, v20.16b, v26.16b
+	eor3	v23.16b, v23.16b, v20.16b, v27.16b
+	stp	q22, q23, [x1], #32
+	ldp	q22, q23, [x2], #32
+	aese	v24.16b, v19.16b
+	aese	v25.16b, v19.16b
+	eor3	v24.16b, v24.16b, v20.16b, v22.16b
+	eor3	v25.16b, v25.16b, v20.16b, v23.16b
+	stp	q24, q25, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+.Laesgen_armv8_ce_face_r1_xor_stream_try2_192:
+	cmp	x3, #32
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_single192
+	cmp	x6, #254
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_single192
+	ldr	x7, [x0, #336]
+	cmp	x7, #256
+	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill2_192
+.Laesgen_armv8_ce_face_r1_xor_stream_fast2_192:
+	add	x6, x0, x6, lsl #2
+	ldr	q24, [x0, #352]
+	ldr	s22, [x6, #384]
+	ldr	s23, [x6, #388]
+	eor	v24.16b, v1.16b, v24.16b
+	aese	v22.16b, v24.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v24.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v17.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v18.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v18.16b
+	aesmc	v23.16b, v23.16b
+	ldp	q24, q25, [x2], #32
+	aese	v22.16b, v19.16b
+	aese	v23.16b, v19.16b
+	eor3	v22.16b, v22.16b, v20.16b, v24.16b
+	eor3	v23.16b, v23.16b, v20.16b, v25.16b
+	stp	q22, q23, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+.Laesgen_armv8_ce_face_r1_xor_stream_fill2_192:
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x8, x7, #2
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #1
+	cmp	x8, x9
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_7
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
+	add	x7, x7, #2
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_192
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_7:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_plain192
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
+	add	x7, x0, x6, lsl #2
+	ldr	q24, [x0, #352]
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d22, x8
+	mov	v22.d[1], x9
+	add	v23.16b, v22.16b, v21.16b
+	aese	v22.16b, v0.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v0.16b
+	aesmc	v23.16b, v23.16b
+	eor	v25.16b, v22.16b, v24.16b
+	str	s25, [x7, #384]
+	eor	v25.16b, v23.16b, v24.16b
+	str	s25, [x7, #388]
+	aese	v22.16b, v1.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v1.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v2.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v3.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v4.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v5.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v6.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v7.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v16.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v17.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v17.16b
+	aesmc	v23.16b, v23.16b
+	aese	v22.16b, v18.16b
+	aesmc	v22.16b, v22.16b
+	aese	v23.16b, v18.16b
+	aesmc	v23.16b, v23.16b
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_7
+	add	x7, x7, #2
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_8
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_8:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_7
+	str	xzr, [x0, #328]
+	mov	x8, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_7:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_7
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_7:
+	str	x6, [x0, #328]
+	mov	x6, #2
+	str	x6, [x0, #336]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_7:
+	ldp	q24, q25, [x2], #32
+	aese	v22.16b, v19.16b
+	aese	v23.16b, v19.16b
+	eor3	v22.16b, v22.16b, v20.16b, v24.16b
+	eor3	v23.16b, v23.16b, v20.16b, v25.16b
+	stp	q22, q23, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+.Laesgen_armv8_ce_face_r1_xor_stream_single192:
+	ldr	x7, [x0, #336]
+	cmp	x7, #256
+	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_single_fill192
+.Laesgen_armv8_ce_face_r1_xor_stream_single_fast192:
+	add	x6, x0, x6, lsl #2
+	ldr	q23, [x0, #352]
+	ldr	s22, [x6, #384]
+	eor	v23.16b, v1.16b, v23.16b
+	aese	v22.16b, v23.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v17.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v18.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v19.16b
+	eor	v22.16b, v22.16b, v20.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_4
+	ldr	q23, [x2], #16
+	eor	v22.16b, v22.16b, v23.16b
+	str	q22, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_4:
+	str	q22, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_4:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_4
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_end192
+.Laesgen_armv8_ce_face_r1_xor_stream_single_fill192:
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x8, x7, #1
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #0
+	cmp	x8, x9
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_8
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
+	add	x7, x7, #1
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast192
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_8:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_plain192
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
+	add	x7, x0, x6, lsl #2
+	ldr	q23, [x0, #352]
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d22, x8
+	mov	v22.d[1], x9
+	aese	v22.16b, v0.16b
+	aesmc	v22.16b, v22.16b
+	eor	v23.16b, v22.16b, v23.16b
+	str	s23, [x7, #384]
+	aese	v22.16b, v1.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v2.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v3.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v4.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v5.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v6.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v7.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v16.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v17.16b
+	aesmc	v22.16b, v22.16b
+	aese	v22.16b, v18.16b
+	aesmc	v22.16b, v22.16b
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_8
+	add	x7, x7, #1
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_9
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_9:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_8
+	str	xzr, [x0, #328]
+	mov	x8, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_8:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_8
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_8:
+	str	x6, [x0, #328]
+	mov	x6, #1
+	str	x6, [x0, #336]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_8:
+	aese	v22.16b, v19.16b
+	eor	v22.16b, v22.16b, v20.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_5
+	ldr	q23, [x2], #16
+	eor	v22.16b, v22.16b, v23.16b
+	str	q22, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_5:
+	str	q22, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_5:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_5
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_end192
+.Laesgen_armv8_ce_face_r1_xor_stream_plain192:
+	ldr	x7, [x0, #328]
+	sub	x7, x7, x6
+	sub	x7, x7, #1
+	and	x7, x7, #255
+	add	x7, x7, #1
+	lsl	x7, x7, #4
+	cmp	x7, x3
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_10
+	mov	x7, x3
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_10:
+	sub	x8, x3, x7
+	mov	x3, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_top192:
+	cbz	x3, .Laesgen_armv8_ce_face_r1_xor_stream_plain_end192
+	and	x6, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_plain_try4_192
+	cmp	x6, #248
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_plain_try4_192
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_fast8_192:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d22, x6
+	mov	v22.d[1], x7
 	add	v23.16b, v22.16b, v21.16b
 	add	v24.16b, v23.16b, v21.16b
 	add	v25.16b, v24.16b, v21.16b
@@ -2819,307 +3425,17 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next8_192
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_next8_192:
-	add	x6, x6, #8
-	cmp	x6, x7
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-	cmp	x3, #128
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again8_192
-.Laesgen_armv8_ce_face_r1_xor_stream_try4_192:
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_top192
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_try4_192:
 	cmp	x3, #64
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_try2_192
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_plain_try2_192
 	cmp	x6, #252
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_try2_192
-	ldr	x7, [x0, #336]
-	cmp	x7, #256
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill4_192
-.Laesgen_armv8_ce_face_r1_xor_stream_fast4_192:
-	add	x6, x0, x6, lsl #2
-	ldr	q26, [x0, #352]
-	ldr	s22, [x6, #384]
-	ldr	s23, [x6, #388]
-	ldr	s24, [x6, #392]
-	ldr	s25, [x6, #396]
-	eor	v26.16b, v1.16b, v26.16b
-	aese	v22.16b, v26.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v26.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v26.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v26.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v2.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v2.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v2.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v2.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v3.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v3.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v3.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v3.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v4.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v4.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v4.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v4.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v5.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v5.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v5.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v5.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v6.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v6.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v6.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v6.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v7.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v7.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v7.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v7.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v16.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v16.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v16.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v16.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v17.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v17.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v18.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v18.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v18.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v18.16b
-	aesmc	v25.16b, v25.16b
-	ldp	q26, q27, [x2], #32
-	aese	v22.16b, v19.16b
-	aese	v23.16b, v19.16b
-	eor3	v22.16b, v22.16b, v20.16b, v26.16b
-	eor3	v23.16b, v23.16b, v20.16b, v27.16b
-	stp	q22, q23, [x1], #32
-	ldp	q22, q23, [x2], #32
-	aese	v24.16b, v19.16b
-	aese	v25.16b, v19.16b
-	eor3	v24.16b, v24.16b, v20.16b, v22.16b
-	eor3	v25.16b, v25.16b, v20.16b, v23.16b
-	stp	q24, q25, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-.Laesgen_armv8_ce_face_r1_xor_stream_fill4_192:
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	add	x8, x7, #4
-	and	x8, x8, #255
-	sub	x8, x8, #1
-	ldr	x9, [x0, #336]
-	add	x9, x9, #3
-	cmp	x8, x9
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_6
-	mov	x8, #0xffff
-	str	x8, [x0, #344]
-	add	x7, x7, #4
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_192
-.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_6:
-	ldr	x7, [x0, #344]
-	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent4_192
-	sub	x7, x7, #1
-	str	x7, [x0, #344]
-	add	x7, x0, x6, lsl #2
-	ldr	q26, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d22, x8
-	mov	v22.d[1], x9
-	add	v23.16b, v22.16b, v21.16b
-	add	v24.16b, v23.16b, v21.16b
-	add	v25.16b, v24.16b, v21.16b
-	aese	v22.16b, v0.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v0.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v0.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v0.16b
-	aesmc	v25.16b, v25.16b
-	eor	v27.16b, v22.16b, v26.16b
-	str	s27, [x7, #384]
-	eor	v27.16b, v23.16b, v26.16b
-	str	s27, [x7, #388]
-	eor	v27.16b, v24.16b, v26.16b
-	str	s27, [x7, #392]
-	eor	v27.16b, v25.16b, v26.16b
-	str	s27, [x7, #396]
-	aese	v22.16b, v1.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v1.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v1.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v1.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v2.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v2.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v2.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v2.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v3.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v3.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v3.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v3.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v4.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v4.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v4.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v4.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v5.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v5.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v5.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v5.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v6.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v6.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v6.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v6.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v7.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v7.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v7.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v7.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v16.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v16.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v16.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v16.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v17.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v17.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	aese	v22.16b, v18.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v18.16b
-	aesmc	v23.16b, v23.16b
-	aese	v24.16b, v18.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v18.16b
-	aesmc	v25.16b, v25.16b
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_6
-	add	x7, x7, #4
-	cmp	x8, x7
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_10
-	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_10:
-	cmp	x8, #256
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_6
-	str	xzr, [x0, #328]
-	mov	x8, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_6:
-	str	x8, [x0, #336]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_6
-.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_6:
-	str	x6, [x0, #328]
-	mov	x6, #4
-	str	x6, [x0, #336]
-.Laesgen_armv8_ce_face_r1_xor_stream_run_done_6:
-	ldp	q26, q27, [x2], #32
-	aese	v22.16b, v19.16b
-	aese	v23.16b, v19.16b
-	eor3	v22.16b, v22.16b, v20.16b, v26.16b
-	eor3	v23.16b, v23.16b, v20.16b, v27.16b
-	stp	q22, q23, [x1], #32
-	ldp	q22, q23, [x2], #32
-	aese	v24.16b, v19.16b
-	aese	v25.16b, v19.16b
-	eor3	v24.16b, v24.16b, v20.16b, v22.16b
-	eor3	v25.16b, v25.16b, v20.16b, v23.16b
-	stp	q24, q25, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-.Laesgen_armv8_ce_face_r1_xor_stream_spent4_192:
-	ldr	x7, [x0, #328]
-	sub	x7, x7, x6
-	and	x7, x7, #255
-	add	x7, x7, x6
-	cmp	x7, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_11
-	mov	x7, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_11:
-	sub	x7, x7, #4
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_again4_192:
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d22, x8
-	mov	v22.d[1], x9
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_plain_try2_192
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_fast4_192:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d22, x6
+	mov	v22.d[1], x7
 	add	v23.16b, v22.16b, v21.16b
 	add	v24.16b, v23.16b, v21.16b
 	add	v25.16b, v24.16b, v21.16b
@@ -3226,203 +3542,17 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next4_192
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_next4_192:
-	add	x6, x6, #4
-	cmp	x6, x7
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-	cmp	x3, #64
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again4_192
-.Laesgen_armv8_ce_face_r1_xor_stream_try2_192:
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_top192
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_try2_192:
 	cmp	x3, #32
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_single192
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_plain_single192
 	cmp	x6, #254
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_single192
-	ldr	x7, [x0, #336]
-	cmp	x7, #256
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill2_192
-.Laesgen_armv8_ce_face_r1_xor_stream_fast2_192:
-	add	x6, x0, x6, lsl #2
-	ldr	q24, [x0, #352]
-	ldr	s22, [x6, #384]
-	ldr	s23, [x6, #388]
-	eor	v24.16b, v1.16b, v24.16b
-	aese	v22.16b, v24.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v24.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v2.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v2.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v3.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v3.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v4.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v4.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v5.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v5.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v6.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v6.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v7.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v7.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v16.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v16.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v17.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v17.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v18.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v18.16b
-	aesmc	v23.16b, v23.16b
-	ldp	q24, q25, [x2], #32
-	aese	v22.16b, v19.16b
-	aese	v23.16b, v19.16b
-	eor3	v22.16b, v22.16b, v20.16b, v24.16b
-	eor3	v23.16b, v23.16b, v20.16b, v25.16b
-	stp	q22, q23, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-.Laesgen_armv8_ce_face_r1_xor_stream_fill2_192:
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	add	x8, x7, #2
-	and	x8, x8, #255
-	sub	x8, x8, #1
-	ldr	x9, [x0, #336]
-	add	x9, x9, #1
-	cmp	x8, x9
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_7
-	mov	x8, #0xffff
-	str	x8, [x0, #344]
-	add	x7, x7, #2
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_192
-.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_7:
-	ldr	x7, [x0, #344]
-	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent2_192
-	sub	x7, x7, #1
-	str	x7, [x0, #344]
-	add	x7, x0, x6, lsl #2
-	ldr	q24, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d22, x8
-	mov	v22.d[1], x9
-	add	v23.16b, v22.16b, v21.16b
-	aese	v22.16b, v0.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v0.16b
-	aesmc	v23.16b, v23.16b
-	eor	v25.16b, v22.16b, v24.16b
-	str	s25, [x7, #384]
-	eor	v25.16b, v23.16b, v24.16b
-	str	s25, [x7, #388]
-	aese	v22.16b, v1.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v1.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v2.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v2.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v3.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v3.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v4.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v4.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v5.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v5.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v6.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v6.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v7.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v7.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v16.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v16.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v17.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v17.16b
-	aesmc	v23.16b, v23.16b
-	aese	v22.16b, v18.16b
-	aesmc	v22.16b, v22.16b
-	aese	v23.16b, v18.16b
-	aesmc	v23.16b, v23.16b
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_7
-	add	x7, x7, #2
-	cmp	x8, x7
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_12
-	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_12:
-	cmp	x8, #256
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_7
-	str	xzr, [x0, #328]
-	mov	x8, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_7:
-	str	x8, [x0, #336]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_7
-.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_7:
-	str	x6, [x0, #328]
-	mov	x6, #2
-	str	x6, [x0, #336]
-.Laesgen_armv8_ce_face_r1_xor_stream_run_done_7:
-	ldp	q24, q25, [x2], #32
-	aese	v22.16b, v19.16b
-	aese	v23.16b, v19.16b
-	eor3	v22.16b, v22.16b, v20.16b, v24.16b
-	eor3	v23.16b, v23.16b, v20.16b, v25.16b
-	stp	q22, q23, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-.Laesgen_armv8_ce_face_r1_xor_stream_spent2_192:
-	ldr	x7, [x0, #328]
-	sub	x7, x7, x6
-	and	x7, x7, #255
-	add	x7, x7, x6
-	cmp	x7, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_13
-	mov	x7, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_13:
-	sub	x7, x7, #2
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_again2_192:
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d22, x8
-	mov	v22.d[1], x9
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_plain_single192
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_fast2_192:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d22, x6
+	mov	v22.d[1], x7
 	add	v23.16b, v22.16b, v21.16b
 	aese	v22.16b, v0.16b
 	aesmc	v22.16b, v22.16b
@@ -3477,177 +3607,8 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next2_192
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_next2_192:
-	add	x6, x6, #2
-	cmp	x6, x7
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-	cmp	x3, #32
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again2_192
-.Laesgen_armv8_ce_face_r1_xor_stream_single192:
-	ldr	x7, [x0, #336]
-	cmp	x7, #256
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_single_fill192
-.Laesgen_armv8_ce_face_r1_xor_stream_single_fast192:
-	add	x6, x0, x6, lsl #2
-	ldr	q23, [x0, #352]
-	ldr	s22, [x6, #384]
-	eor	v23.16b, v1.16b, v23.16b
-	aese	v22.16b, v23.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v2.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v3.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v4.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v5.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v6.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v7.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v16.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v17.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v18.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v19.16b
-	eor	v22.16b, v22.16b, v20.16b
-	cmp	x3, #16
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_4
-	ldr	q23, [x2], #16
-	eor	v22.16b, v22.16b, v23.16b
-	str	q22, [x1], #16
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_4:
-	str	q22, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_4:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_4
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_end192
-.Laesgen_armv8_ce_face_r1_xor_stream_single_fill192:
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	add	x8, x7, #1
-	and	x8, x8, #255
-	sub	x8, x8, #1
-	ldr	x9, [x0, #336]
-	add	x9, x9, #0
-	cmp	x8, x9
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_8
-	mov	x8, #0xffff
-	str	x8, [x0, #344]
-	add	x7, x7, #1
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast192
-.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_8:
-	ldr	x7, [x0, #344]
-	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_single_spent192
-	sub	x7, x7, #1
-	str	x7, [x0, #344]
-	add	x7, x0, x6, lsl #2
-	ldr	q23, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d22, x8
-	mov	v22.d[1], x9
-	aese	v22.16b, v0.16b
-	aesmc	v22.16b, v22.16b
-	eor	v23.16b, v22.16b, v23.16b
-	str	s23, [x7, #384]
-	aese	v22.16b, v1.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v2.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v3.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v4.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v5.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v6.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v7.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v16.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v17.16b
-	aesmc	v22.16b, v22.16b
-	aese	v22.16b, v18.16b
-	aesmc	v22.16b, v22.16b
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_8
-	add	x7, x7, #1
-	cmp	x8, x7
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_14
-	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_14:
-	cmp	x8, #256
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_8
-	str	xzr, [x0, #328]
-	mov	x8, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_8:
-	str	x8, [x0, #336]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_8
-.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_8:
-	str	x6, [x0, #328]
-	mov	x6, #1
-	str	x6, [x0, #336]
-.Laesgen_armv8_ce_face_r1_xor_stream_run_done_8:
-	aese	v22.16b, v19.16b
-	eor	v22.16b, v22.16b, v20.16b
-	cmp	x3, #16
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_5
-	ldr	q23, [x2], #16
-	eor	v22.16b, v22.16b, v23.16b
-	str	q22, [x1], #16
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_5:
-	str	q22, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_5:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_5
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_end192
-.Laesgen_armv8_ce_face_r1_xor_stream_single_spent192:
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_top192
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_single192:
 	rev	x6, x5
 	rev	x7, x4
 	fmov	d22, x6
@@ -3684,7 +3645,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_partial_6:
 	str	q22, [x0, #272]
 	adds	x4, x4, #1
@@ -3692,17 +3653,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_6:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
+	ldrb	w9, [x7, x6]
+	ldrb	w10, [x2, x6]
+	eor	w9, w9, w10
+	strb	w9, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_6
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_end192
+	mov	x6, #16
+	sub	x6, x6, x3
+	str	x6, [x0, #288]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_end192
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_end192:
+	mov	x3, x8
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top192
 .Laesgen_armv8_ce_face_r1_xor_stream_end192:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_return
@@ -4013,7 +3977,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast8_256
 .Laesgen_armv8_ce_face_r1_xor_stream_outside_run_9:
 	ldr	x7, [x0, #344]
-	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent8_256
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_plain256
 	sub	x7, x7, #1
 	str	x7, [x0, #344]
 	add	x7, x0, x6, lsl #2
@@ -4261,9 +4225,9 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_9
 	add	x7, x7, #8
 	cmp	x8, x7
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_15
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_11
 	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_15:
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_11:
 	cmp	x8, #256
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_9
 	str	xzr, [x0, #328]
@@ -4304,21 +4268,701 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-.Laesgen_armv8_ce_face_r1_xor_stream_spent8_256:
-	ldr	x7, [x0, #328]
-	sub	x7, x7, x6
-	and	x7, x7, #255
-	add	x7, x7, x6
+.Laesgen_armv8_ce_face_r1_xor_stream_try4_256:
+	cmp	x3, #64
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_try2_256
+	cmp	x6, #252
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_try2_256
+	ldr	x7, [x0, #336]
 	cmp	x7, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_16
-	mov	x7, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_16:
-	sub	x7, x7, #8
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_again8_256:
+	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill4_256
+.Laesgen_armv8_ce_face_r1_xor_stream_fast4_256:
+	add	x6, x0, x6, lsl #2
+	ldr	q28, [x0, #352]
+	ldr	s24, [x6, #384]
+	ldr	s25, [x6, #388]
+	ldr	s26, [x6, #392]
+	ldr	s27, [x6, #396]
+	eor	v28.16b, v1.16b, v28.16b
+	aese	v24.16b, v28.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v28.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v28.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v28.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v2.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v2.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v3.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v3.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v4.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v4.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v5.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v5.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v6.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v6.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v7.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v7.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v16.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v16.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v18.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v18.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v19.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v19.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v19.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v19.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v20.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v20.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v20.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v20.16b
+	aesmc	v27.16b, v27.16b
+	ldp	q28, q29, [x2], #32
+	aese	v24.16b, v21.16b
+	aese	v25.16b, v21.16b
+	eor3	v24.16b, v24.16b, v22.16b, v28.16b
+	eor3	v25.16b, v25.16b, v22.16b, v29.16b
+	stp	q24, q25, [x1], #32
+	ldp	q24, q25, [x2], #32
+	aese	v26.16b, v21.16b
+	aese	v27.16b, v21.16b
+	eor3	v26.16b, v26.16b, v22.16b, v24.16b
+	eor3	v27.16b, v27.16b, v22.16b, v25.16b
+	stp	q26, q27, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+.Laesgen_armv8_ce_face_r1_xor_stream_fill4_256:
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x8, x7, #4
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #3
+	cmp	x8, x9
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_10
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
+	add	x7, x7, #4
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_256
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_10:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_plain256
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
+	add	x7, x0, x6, lsl #2
+	ldr	q28, [x0, #352]
 	rev	x8, x5
 	rev	x9, x4
 	fmov	d24, x8
 	mov	v24.d[1], x9
+	add	v25.16b, v24.16b, v23.16b
+	add	v26.16b, v25.16b, v23.16b
+	add	v27.16b, v26.16b, v23.16b
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v0.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v0.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v0.16b
+	aesmc	v27.16b, v27.16b
+	eor	v29.16b, v24.16b, v28.16b
+	str	s29, [x7, #384]
+	eor	v29.16b, v25.16b, v28.16b
+	str	s29, [x7, #388]
+	eor	v29.16b, v26.16b, v28.16b
+	str	s29, [x7, #392]
+	eor	v29.16b, v27.16b, v28.16b
+	str	s29, [x7, #396]
+	aese	v24.16b, v1.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v1.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v1.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v1.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v2.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v2.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v3.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v3.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v4.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v4.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v5.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v5.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v6.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v6.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v7.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v7.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v16.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v16.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v17.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v17.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v18.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v18.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v19.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v19.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v19.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v19.16b
+	aesmc	v27.16b, v27.16b
+	aese	v24.16b, v20.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v20.16b
+	aesmc	v25.16b, v25.16b
+	aese	v26.16b, v20.16b
+	aesmc	v26.16b, v26.16b
+	aese	v27.16b, v20.16b
+	aesmc	v27.16b, v27.16b
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_10
+	add	x7, x7, #4
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_12
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_12:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_10
+	str	xzr, [x0, #328]
+	mov	x8, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_10:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_10
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_10:
+	str	x6, [x0, #328]
+	mov	x6, #4
+	str	x6, [x0, #336]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_10:
+	ldp	q28, q29, [x2], #32
+	aese	v24.16b, v21.16b
+	aese	v25.16b, v21.16b
+	eor3	v24.16b, v24.16b, v22.16b, v28.16b
+	eor3	v25.16b, v25.16b, v22.16b, v29.16b
+	stp	q24, q25, [x1], #32
+	ldp	q24, q25, [x2], #32
+	aese	v26.16b, v21.16b
+	aese	v27.16b, v21.16b
+	eor3	v26.16b, v26.16b, v22.16b, v24.16b
+	eor3	v27.16b, v27.16b, v22.16b, v25.16b
+	stp	q26, q27, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+.Laesgen_armv8_ce_face_r1_xor_stream_try2_256:
+	cmp	x3, #32
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_single256
+	cmp	x6, #254
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_single256
+	ldr	x7, [x0, #336]
+	cmp	x7, #256
+	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill2_256
+.Laesgen_armv8_ce_face_r1_xor_stream_fast2_256:
+	add	x6, x0, x6, lsl #2
+	ldr	q26, [x0, #352]
+	ldr	s24, [x6, #384]
+	ldr	s25, [x6, #388]
+	eor	v26.16b, v1.16b, v26.16b
+	aese	v24.16b, v26.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v26.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v19.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v19.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v20.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v20.16b
+	aesmc	v25.16b, v25.16b
+	ldp	q26, q27, [x2], #32
+	aese	v24.16b, v21.16b
+	aese	v25.16b, v21.16b
+	eor3	v24.16b, v24.16b, v22.16b, v26.16b
+	eor3	v25.16b, v25.16b, v22.16b, v27.16b
+	stp	q24, q25, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+.Laesgen_armv8_ce_face_r1_xor_stream_fill2_256:
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x8, x7, #2
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #1
+	cmp	x8, x9
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_11
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
+	add	x7, x7, #2
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_256
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_11:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_plain256
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
+	add	x7, x0, x6, lsl #2
+	ldr	q26, [x0, #352]
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d24, x8
+	mov	v24.d[1], x9
+	add	v25.16b, v24.16b, v23.16b
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v0.16b
+	aesmc	v25.16b, v25.16b
+	eor	v27.16b, v24.16b, v26.16b
+	str	s27, [x7, #384]
+	eor	v27.16b, v25.16b, v26.16b
+	str	s27, [x7, #388]
+	aese	v24.16b, v1.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v1.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v2.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v3.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v4.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v5.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v6.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v7.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v16.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v17.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v18.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v19.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v19.16b
+	aesmc	v25.16b, v25.16b
+	aese	v24.16b, v20.16b
+	aesmc	v24.16b, v24.16b
+	aese	v25.16b, v20.16b
+	aesmc	v25.16b, v25.16b
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_11
+	add	x7, x7, #2
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_13
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_13:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_11
+	str	xzr, [x0, #328]
+	mov	x8, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_11:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_11
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_11:
+	str	x6, [x0, #328]
+	mov	x6, #2
+	str	x6, [x0, #336]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_11:
+	ldp	q26, q27, [x2], #32
+	aese	v24.16b, v21.16b
+	aese	v25.16b, v21.16b
+	eor3	v24.16b, v24.16b, v22.16b, v26.16b
+	eor3	v25.16b, v25.16b, v22.16b, v27.16b
+	stp	q24, q25, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+.Laesgen_armv8_ce_face_r1_xor_stream_single256:
+	ldr	x7, [x0, #336]
+	cmp	x7, #256
+	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_single_fill256
+.Laesgen_armv8_ce_face_r1_xor_stream_single_fast256:
+	add	x6, x0, x6, lsl #2
+	ldr	q25, [x0, #352]
+	ldr	s24, [x6, #384]
+	eor	v25.16b, v1.16b, v25.16b
+	aese	v24.16b, v25.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v19.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v20.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v21.16b
+	eor	v24.16b, v24.16b, v22.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_7
+	ldr	q25, [x2], #16
+	eor	v24.16b, v24.16b, v25.16b
+	str	q24, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_7:
+	str	q24, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_7:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_7
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_end256
+.Laesgen_armv8_ce_face_r1_xor_stream_single_fill256:
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	add	x8, x7, #1
+	and	x8, x8, #255
+	sub	x8, x8, #1
+	ldr	x9, [x0, #336]
+	add	x9, x9, #0
+	cmp	x8, x9
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_12
+	mov	x8, #0xffff
+	str	x8, [x0, #344]
+	add	x7, x7, #1
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast256
+.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_12:
+	ldr	x7, [x0, #344]
+	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_plain256
+	sub	x7, x7, #1
+	str	x7, [x0, #344]
+	add	x7, x0, x6, lsl #2
+	ldr	q25, [x0, #352]
+	rev	x8, x5
+	rev	x9, x4
+	fmov	d24, x8
+	mov	v24.d[1], x9
+	aese	v24.16b, v0.16b
+	aesmc	v24.16b, v24.16b
+	eor	v25.16b, v24.16b, v25.16b
+	str	s25, [x7, #384]
+	aese	v24.16b, v1.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v2.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v3.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v4.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v5.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v6.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v7.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v16.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v17.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v18.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v19.16b
+	aesmc	v24.16b, v24.16b
+	aese	v24.16b, v20.16b
+	aesmc	v24.16b, v24.16b
+	ldr	x7, [x0, #328]
+	sub	x7, x6, x7
+	and	x7, x7, #255
+	ldr	x8, [x0, #336]
+	cmp	x7, x8
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_12
+	add	x7, x7, #1
+	cmp	x8, x7
+	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_14
+	mov	x8, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_14:
+	cmp	x8, #256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_12
+	str	xzr, [x0, #328]
+	mov	x8, #256
+.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_12:
+	str	x8, [x0, #336]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_12
+.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_12:
+	str	x6, [x0, #328]
+	mov	x6, #1
+	str	x6, [x0, #336]
+.Laesgen_armv8_ce_face_r1_xor_stream_run_done_12:
+	aese	v24.16b, v21.16b
+	eor	v24.16b, v24.16b, v22.16b
+	cmp	x3, #16
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_8
+	ldr	q25, [x2], #16
+	eor	v24.16b, v24.16b, v25.16b
+	str	q24, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_8:
+	str	q24, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_8:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_8
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_end256
+.Laesgen_armv8_ce_face_r1_xor_stream_plain256:
+	ldr	x7, [x0, #328]
+	sub	x7, x7, x6
+	sub	x7, x7, #1
+	and	x7, x7, #255
+	add	x7, x7, #1
+	lsl	x7, x7, #4
+	cmp	x7, x3
+	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_15
+	mov	x7, x3
+.Laesgen_armv8_ce_face_r1_xor_stream_keep_15:
+	sub	x8, x3, x7
+	mov	x3, x7
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_top256:
+	cbz	x3, .Laesgen_armv8_ce_face_r1_xor_stream_plain_end256
+	and	x6, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_plain_try4_256
+	cmp	x6, #248
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_plain_try4_256
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_fast8_256:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d24, x6
+	mov	v24.d[1], x7
 	add	v25.16b, v24.16b, v23.16b
 	add	v26.16b, v25.16b, v23.16b
 	add	v27.16b, v26.16b, v23.16b
@@ -4561,339 +5205,17 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #8
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next8_256
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_next8_256:
-	add	x6, x6, #8
-	cmp	x6, x7
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-	cmp	x3, #128
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again8_256
-.Laesgen_armv8_ce_face_r1_xor_stream_try4_256:
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_top256
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_try4_256:
 	cmp	x3, #64
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_try2_256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_plain_try2_256
 	cmp	x6, #252
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_try2_256
-	ldr	x7, [x0, #336]
-	cmp	x7, #256
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill4_256
-.Laesgen_armv8_ce_face_r1_xor_stream_fast4_256:
-	add	x6, x0, x6, lsl #2
-	ldr	q28, [x0, #352]
-	ldr	s24, [x6, #384]
-	ldr	s25, [x6, #388]
-	ldr	s26, [x6, #392]
-	ldr	s27, [x6, #396]
-	eor	v28.16b, v1.16b, v28.16b
-	aese	v24.16b, v28.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v28.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v28.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v28.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v2.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v2.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v2.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v2.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v3.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v3.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v3.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v3.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v4.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v4.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v4.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v4.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v5.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v5.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v5.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v5.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v6.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v6.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v6.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v6.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v7.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v7.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v7.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v7.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v16.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v16.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v16.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v16.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v17.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v17.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v18.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v18.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v18.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v18.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v19.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v19.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v19.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v19.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v20.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v20.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v20.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v20.16b
-	aesmc	v27.16b, v27.16b
-	ldp	q28, q29, [x2], #32
-	aese	v24.16b, v21.16b
-	aese	v25.16b, v21.16b
-	eor3	v24.16b, v24.16b, v22.16b, v28.16b
-	eor3	v25.16b, v25.16b, v22.16b, v29.16b
-	stp	q24, q25, [x1], #32
-	ldp	q24, q25, [x2], #32
-	aese	v26.16b, v21.16b
-	aese	v27.16b, v21.16b
-	eor3	v26.16b, v26.16b, v22.16b, v24.16b
-	eor3	v27.16b, v27.16b, v22.16b, v25.16b
-	stp	q26, q27, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill4_256:
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	add	x8, x7, #4
-	and	x8, x8, #255
-	sub	x8, x8, #1
-	ldr	x9, [x0, #336]
-	add	x9, x9, #3
-	cmp	x8, x9
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_10
-	mov	x8, #0xffff
-	str	x8, [x0, #344]
-	add	x7, x7, #4
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast4_256
-.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_10:
-	ldr	x7, [x0, #344]
-	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent4_256
-	sub	x7, x7, #1
-	str	x7, [x0, #344]
-	add	x7, x0, x6, lsl #2
-	ldr	q28, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d24, x8
-	mov	v24.d[1], x9
-	add	v25.16b, v24.16b, v23.16b
-	add	v26.16b, v25.16b, v23.16b
-	add	v27.16b, v26.16b, v23.16b
-	aese	v24.16b, v0.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v0.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v0.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v0.16b
-	aesmc	v27.16b, v27.16b
-	eor	v29.16b, v24.16b, v28.16b
-	str	s29, [x7, #384]
-	eor	v29.16b, v25.16b, v28.16b
-	str	s29, [x7, #388]
-	eor	v29.16b, v26.16b, v28.16b
-	str	s29, [x7, #392]
-	eor	v29.16b, v27.16b, v28.16b
-	str	s29, [x7, #396]
-	aese	v24.16b, v1.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v1.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v1.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v1.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v2.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v2.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v2.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v2.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v3.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v3.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v3.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v3.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v4.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v4.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v4.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v4.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v5.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v5.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v5.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v5.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v6.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v6.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v6.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v6.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v7.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v7.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v7.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v7.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v16.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v16.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v16.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v16.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v17.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v17.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v18.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v18.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v18.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v18.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v19.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v19.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v19.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v19.16b
-	aesmc	v27.16b, v27.16b
-	aese	v24.16b, v20.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v20.16b
-	aesmc	v25.16b, v25.16b
-	aese	v26.16b, v20.16b
-	aesmc	v26.16b, v26.16b
-	aese	v27.16b, v20.16b
-	aesmc	v27.16b, v27.16b
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_10
-	add	x7, x7, #4
-	cmp	x8, x7
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_17
-	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_17:
-	cmp	x8, #256
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_10
-	str	xzr, [x0, #328]
-	mov	x8, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_10:
-	str	x8, [x0, #336]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_10
-.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_10:
-	str	x6, [x0, #328]
-	mov	x6, #4
-	str	x6, [x0, #336]
-.Laesgen_armv8_ce_face_r1_xor_stream_run_done_10:
-	ldp	q28, q29, [x2], #32
-	aese	v24.16b, v21.16b
-	aese	v25.16b, v21.16b
-	eor3	v24.16b, v24.16b, v22.16b, v28.16b
-	eor3	v25.16b, v25.16b, v22.16b, v29.16b
-	stp	q24, q25, [x1], #32
-	ldp	q24, q25, [x2], #32
-	aese	v26.16b, v21.16b
-	aese	v27.16b, v21.16b
-	eor3	v26.16b, v26.16b, v22.16b, v24.16b
-	eor3	v27.16b, v27.16b, v22.16b, v25.16b
-	stp	q26, q27, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-.Laesgen_armv8_ce_face_r1_xor_stream_spent4_256:
-	ldr	x7, [x0, #328]
-	sub	x7, x7, x6
-	and	x7, x7, #255
-	add	x7, x7, x6
-	cmp	x7, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_18
-	mov	x7, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_18:
-	sub	x7, x7, #4
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_again4_256:
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d24, x8
-	mov	v24.d[1], x9
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_plain_try2_256
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_fast4_256:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d24, x6
+	mov	v24.d[1], x7
 	add	v25.16b, v24.16b, v23.16b
 	add	v26.16b, v25.16b, v23.16b
 	add	v27.16b, v26.16b, v23.16b
@@ -5016,219 +5338,17 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #4
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next4_256
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_next4_256:
-	add	x6, x6, #4
-	cmp	x6, x7
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-	cmp	x3, #64
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again4_256
-.Laesgen_armv8_ce_face_r1_xor_stream_try2_256:
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_top256
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_try2_256:
 	cmp	x3, #32
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_single256
+	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_plain_single256
 	cmp	x6, #254
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_single256
-	ldr	x7, [x0, #336]
-	cmp	x7, #256
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_fill2_256
-.Laesgen_armv8_ce_face_r1_xor_stream_fast2_256:
-	add	x6, x0, x6, lsl #2
-	ldr	q26, [x0, #352]
-	ldr	s24, [x6, #384]
-	ldr	s25, [x6, #388]
-	eor	v26.16b, v1.16b, v26.16b
-	aese	v24.16b, v26.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v26.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v2.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v2.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v3.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v3.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v4.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v4.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v5.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v5.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v6.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v6.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v7.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v7.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v16.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v16.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v18.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v18.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v19.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v19.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v20.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v20.16b
-	aesmc	v25.16b, v25.16b
-	ldp	q26, q27, [x2], #32
-	aese	v24.16b, v21.16b
-	aese	v25.16b, v21.16b
-	eor3	v24.16b, v24.16b, v22.16b, v26.16b
-	eor3	v25.16b, v25.16b, v22.16b, v27.16b
-	stp	q24, q25, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-.Laesgen_armv8_ce_face_r1_xor_stream_fill2_256:
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	add	x8, x7, #2
-	and	x8, x8, #255
-	sub	x8, x8, #1
-	ldr	x9, [x0, #336]
-	add	x9, x9, #1
-	cmp	x8, x9
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_11
-	mov	x8, #0xffff
-	str	x8, [x0, #344]
-	add	x7, x7, #2
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_fast2_256
-.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_11:
-	ldr	x7, [x0, #344]
-	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_spent2_256
-	sub	x7, x7, #1
-	str	x7, [x0, #344]
-	add	x7, x0, x6, lsl #2
-	ldr	q26, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d24, x8
-	mov	v24.d[1], x9
-	add	v25.16b, v24.16b, v23.16b
-	aese	v24.16b, v0.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v0.16b
-	aesmc	v25.16b, v25.16b
-	eor	v27.16b, v24.16b, v26.16b
-	str	s27, [x7, #384]
-	eor	v27.16b, v25.16b, v26.16b
-	str	s27, [x7, #388]
-	aese	v24.16b, v1.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v1.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v2.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v2.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v3.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v3.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v4.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v4.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v5.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v5.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v6.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v6.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v7.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v7.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v16.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v16.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v17.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v18.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v18.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v19.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v19.16b
-	aesmc	v25.16b, v25.16b
-	aese	v24.16b, v20.16b
-	aesmc	v24.16b, v24.16b
-	aese	v25.16b, v20.16b
-	aesmc	v25.16b, v25.16b
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_11
-	add	x7, x7, #2
-	cmp	x8, x7
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_19
-	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_19:
-	cmp	x8, #256
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_11
-	str	xzr, [x0, #328]
-	mov	x8, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_11:
-	str	x8, [x0, #336]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_11
-.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_11:
-	str	x6, [x0, #328]
-	mov	x6, #2
-	str	x6, [x0, #336]
-.Laesgen_armv8_ce_face_r1_xor_stream_run_done_11:
-	ldp	q26, q27, [x2], #32
-	aese	v24.16b, v21.16b
-	aese	v25.16b, v21.16b
-	eor3	v24.16b, v24.16b, v22.16b, v26.16b
-	eor3	v25.16b, v25.16b, v22.16b, v27.16b
-	stp	q24, q25, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-.Laesgen_armv8_ce_face_r1_xor_stream_spent2_256:
-	ldr	x7, [x0, #328]
-	sub	x7, x7, x6
-	and	x7, x7, #255
-	add	x7, x7, x6
-	cmp	x7, #256
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_keep_20
-	mov	x7, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_20:
-	sub	x7, x7, #2
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_again2_256:
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d24, x8
-	mov	v24.d[1], x9
+	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_plain_single256
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_fast2_256:
+	rev	x6, x5
+	rev	x7, x4
+	fmov	d24, x6
+	mov	v24.d[1], x7
 	add	v25.16b, v24.16b, v23.16b
 	aese	v24.16b, v0.16b
 	aesmc	v24.16b, v24.16b
@@ -5291,185 +5411,8 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #2
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_next2_256
-.Laesgen_armv8_ce_face_r1_xor_stream_spent_next2_256:
-	add	x6, x6, #2
-	cmp	x6, x7
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-	cmp	x3, #32
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_spent_again2_256
-.Laesgen_armv8_ce_face_r1_xor_stream_single256:
-	ldr	x7, [x0, #336]
-	cmp	x7, #256
-	b.ne	.Laesgen_armv8_ce_face_r1_xor_stream_single_fill256
-.Laesgen_armv8_ce_face_r1_xor_stream_single_fast256:
-	add	x6, x0, x6, lsl #2
-	ldr	q25, [x0, #352]
-	ldr	s24, [x6, #384]
-	eor	v25.16b, v1.16b, v25.16b
-	aese	v24.16b, v25.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v2.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v3.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v4.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v5.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v6.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v7.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v16.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v18.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v19.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v20.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v21.16b
-	eor	v24.16b, v24.16b, v22.16b
-	cmp	x3, #16
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_7
-	ldr	q25, [x2], #16
-	eor	v24.16b, v24.16b, v25.16b
-	str	q24, [x1], #16
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_7:
-	str	q24, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_7:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_7
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_end256
-.Laesgen_armv8_ce_face_r1_xor_stream_single_fill256:
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	add	x8, x7, #1
-	and	x8, x8, #255
-	sub	x8, x8, #1
-	ldr	x9, [x0, #336]
-	add	x9, x9, #0
-	cmp	x8, x9
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_12
-	mov	x8, #0xffff
-	str	x8, [x0, #344]
-	add	x7, x7, #1
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.ls	.Laesgen_armv8_ce_face_r1_xor_stream_single_fast256
-.Laesgen_armv8_ce_face_r1_xor_stream_outside_run_12:
-	ldr	x7, [x0, #344]
-	cbz	x7, .Laesgen_armv8_ce_face_r1_xor_stream_single_spent256
-	sub	x7, x7, #1
-	str	x7, [x0, #344]
-	add	x7, x0, x6, lsl #2
-	ldr	q25, [x0, #352]
-	rev	x8, x5
-	rev	x9, x4
-	fmov	d24, x8
-	mov	v24.d[1], x9
-	aese	v24.16b, v0.16b
-	aesmc	v24.16b, v24.16b
-	eor	v25.16b, v24.16b, v25.16b
-	str	s25, [x7, #384]
-	aese	v24.16b, v1.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v2.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v3.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v4.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v5.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v6.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v7.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v16.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v17.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v18.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v19.16b
-	aesmc	v24.16b, v24.16b
-	aese	v24.16b, v20.16b
-	aesmc	v24.16b, v24.16b
-	ldr	x7, [x0, #328]
-	sub	x7, x6, x7
-	and	x7, x7, #255
-	ldr	x8, [x0, #336]
-	cmp	x7, x8
-	b.hi	.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_12
-	add	x7, x7, #1
-	cmp	x8, x7
-	b.hs	.Laesgen_armv8_ce_face_r1_xor_stream_keep_21
-	mov	x8, x7
-.Laesgen_armv8_ce_face_r1_xor_stream_keep_21:
-	cmp	x8, #256
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_12
-	str	xzr, [x0, #328]
-	mov	x8, #256
-.Laesgen_armv8_ce_face_r1_xor_stream_run_grown_12:
-	str	x8, [x0, #336]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_run_done_12
-.Laesgen_armv8_ce_face_r1_xor_stream_run_restart_12:
-	str	x6, [x0, #328]
-	mov	x6, #1
-	str	x6, [x0, #336]
-.Laesgen_armv8_ce_face_r1_xor_stream_run_done_12:
-	aese	v24.16b, v21.16b
-	eor	v24.16b, v24.16b, v22.16b
-	cmp	x3, #16
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_8
-	ldr	q25, [x2], #16
-	eor	v24.16b, v24.16b, v25.16b
-	str	q24, [x1], #16
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_8:
-	str	q24, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_8:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_8
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_end256
-.Laesgen_armv8_ce_face_r1_xor_stream_single_spent256:
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_top256
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_single256:
 	rev	x6, x5
 	rev	x7, x4
 	fmov	d24, x6
@@ -5510,7 +5453,7 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_partial_9:
 	str	q24, [x0, #272]
 	adds	x4, x4, #1
@@ -5518,17 +5461,20 @@ aesgen_armv8_ce_face_r1_xor_stream:
 	add	x7, x0, #272
 	mov	x6, #0
 .Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_9:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
+	ldrb	w9, [x7, x6]
+	ldrb	w10, [x2, x6]
+	eor	w9, w9, w10
+	strb	w9, [x1, x6]
 	add	x6, x6, #1
 	cmp	x6, x3
 	b.lo	.Laesgen_armv8_ce_face_r1_xor_stream_partial_byte_9
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_armv8_ce_face_r1_xor_stream_end256
+	mov	x6, #16
+	sub	x6, x6, x3
+	str	x6, [x0, #288]
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_plain_end256
+.Laesgen_armv8_ce_face_r1_xor_stream_plain_end256:
+	mov	x3, x8
+	b	.Laesgen_armv8_ce_face_r1_xor_stream_top256
 .Laesgen_armv8_ce_face_r1_xor_stream_end256:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_armv8_ce_face_r1_xor_stream_return

@@ -6219,7 +6219,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -7053,694 +7053,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_2
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_2:
-	sub	x8, x8, #8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q17, [x0]
-	ldr	q18, [x6, #560]
-	movi	v19.16b, #85
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	tbl	v5.16b, {v5.16b}, v18.16b
-	tbl	v6.16b, {v6.16b}, v18.16b
-	tbl	v7.16b, {v7.16b}, v18.16b
-	tbl	v16.16b, {v16.16b}, v18.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v3.16b, v21.16b, v19.16b
-	bit	v6.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v7.16b, v25.16b, v19.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_3:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_3
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #592]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	q17, [x6, #528]
-	movi	v18.16b, #85
-	movi	v19.16b, #51
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	ushr	v23.16b, v5.16b, #1
-	shl	v24.16b, v6.16b, #1
-	ushr	v25.16b, v7.16b, #1
-	shl	v26.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
-	bit	v6.16b, v23.16b, v18.16b
-	bif	v5.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	ushr	v17.16b, v1.16b, #2
-	shl	v18.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v2.16b, v21.16b, v19.16b
-	bit	v7.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v6.16b, v25.16b, v19.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #2688]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #2704]
-	ldr	q25, [x0, #2720]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #2736]
-	ldr	q27, [x0, #2752]
-	ldr	q28, [x0, #2768]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #2784]
-	ldr	q29, [x0, #2800]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #592]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
-	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_128:
-	add	x7, x7, #8
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try4_128:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128
@@ -7959,7 +7271,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #64
 	mov	x9, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_5:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_3:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -8096,7 +7408,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_5
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_3
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -8290,7 +7602,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_2:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -8765,7 +8077,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #64
 	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_6:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -8902,7 +8214,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_6
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -9073,9 +8385,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2
 	add	x8, x8, #4
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_3
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_2
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_3:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_2:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2
 	str	xzr, [x0, #328]
@@ -9100,670 +8412,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_4
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_4:
-	sub	x8, x8, #4
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
-	ldr	q17, [x6, #560]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	q17, [x6, #528]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #2688]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #2704]
-	ldr	q25, [x0, #2720]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #2736]
-	ldr	q27, [x0, #2752]
-	ldr	q28, [x0, #2768]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #2784]
-	ldr	q29, [x0, #2800]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_128:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single128
@@ -9980,7 +8628,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #64
 	mov	x9, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_5:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -10117,7 +8765,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_5
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -10305,7 +8953,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_3:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -10774,7 +9422,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #64
 	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_6:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -10911,7 +9559,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_6
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -11080,9 +9728,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_3
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_5
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_3
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_5:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_3:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_3
 	str	xzr, [x0, #328]
@@ -11103,658 +9751,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_6
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_6:
-	sub	x8, x8, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
-	ldr	q17, [x6, #560]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #592]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	q17, [x6, #528]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #2688]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #2704]
-	ldr	q25, [x0, #2720]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #2736]
-	ldr	q27, [x0, #2752]
-	ldr	q28, [x0, #2768]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #2784]
-	ldr	q29, [x0, #2800]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #592]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_128:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single128:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -11966,7 +9962,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #64
 	mov	x9, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -12103,7 +10099,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -12309,7 +10305,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_4:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -12775,7 +10771,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #64
 	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -12912,7 +10908,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -13080,9 +11076,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_4
 	add	x8, x8, #1
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_7
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_4
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_7:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_4:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_4
 	str	xzr, [x0, #328]
@@ -13122,7 +11118,1990 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x1, x1, x3
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent128:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain128:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_5
+	mov	x8, x3
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_5:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top128:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end128
+	and	x7, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_128
+	cmp	x7, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast8_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x6, #560]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldr	q17, [x6, #528]
+	movi	v18.16b, #85
+	movi	v19.16b, #51
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v5.16b, #1
+	shl	v24.16b, v6.16b, #1
+	ushr	v25.16b, v7.16b, #1
+	shl	v26.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v6.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	ushr	v17.16b, v1.16b, #2
+	shl	v18.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v2.16b, v21.16b, v19.16b
+	bit	v7.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v6.16b, v25.16b, v19.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #2688]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #2704]
+	ldr	q25, [x0, #2720]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #2736]
+	ldr	q27, [x0, #2752]
+	ldr	q28, [x0, #2768]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #2784]
+	ldr	q29, [x0, #2800]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_128:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_128
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast4_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x6, #560]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldr	q17, [x6, #528]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #2688]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #2704]
+	ldr	q25, [x0, #2720]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #2736]
+	ldr	q27, [x0, #2752]
+	ldr	q28, [x0, #2768]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #2784]
+	ldr	q29, [x0, #2800]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_128:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single128
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast2_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x6, #560]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldr	q17, [x6, #528]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #2688]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #2704]
+	ldr	q25, [x0, #2720]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #2736]
+	ldr	q27, [x0, #2752]
+	ldr	q28, [x0, #2768]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #2784]
+	ldr	q29, [x0, #2800]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single128:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d1, x7
@@ -13192,7 +13171,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x7, #1536
 	add	x7, x0, x7
 	add	x8, x6, #0
-	mov	x9, #2
+	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_15:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -13329,7 +13308,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_15
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -13447,7 +13426,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x7, #1792
 	add	x7, x0, x7
 	add	x8, x6, #64
-	mov	x9, #7
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -13584,7 +13563,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -13753,25 +13732,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_partial_3:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_3:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_3
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end128
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end128:
+	mov	x3, x9
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_end128:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return
@@ -14633,7 +14615,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_5:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -15432,9 +15414,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_5
 	add	x8, x8, #8
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_6
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_8:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_6:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_5
 	str	xzr, [x0, #328]
@@ -15467,694 +15449,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_9
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_9:
-	sub	x8, x8, #8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q17, [x0]
-	ldr	q18, [x6, #560]
-	movi	v19.16b, #85
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	tbl	v5.16b, {v5.16b}, v18.16b
-	tbl	v6.16b, {v6.16b}, v18.16b
-	tbl	v7.16b, {v7.16b}, v18.16b
-	tbl	v16.16b, {v16.16b}, v18.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v3.16b, v21.16b, v19.16b
-	bit	v6.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v7.16b, v25.16b, v19.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #592]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	q17, [x6, #528]
-	movi	v18.16b, #85
-	movi	v19.16b, #51
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	ushr	v23.16b, v5.16b, #1
-	shl	v24.16b, v6.16b, #1
-	ushr	v25.16b, v7.16b, #1
-	shl	v26.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
-	bit	v6.16b, v23.16b, v18.16b
-	bif	v5.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	ushr	v17.16b, v1.16b, #2
-	shl	v18.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v2.16b, v21.16b, v19.16b
-	bit	v7.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v6.16b, v25.16b, v19.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #2944]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #2960]
-	ldr	q25, [x0, #2976]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #2992]
-	ldr	q27, [x0, #3008]
-	ldr	q28, [x0, #3024]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #3040]
-	ldr	q29, [x0, #3056]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #624]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
-	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_192:
-	add	x7, x7, #8
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try4_192:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192
@@ -16373,7 +15667,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #64
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_21:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -16510,7 +15804,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_21
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -16704,7 +15998,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_6:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -17179,7 +16473,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #64
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -17316,7 +16610,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -17487,9 +16781,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_6
 	add	x8, x8, #4
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_10
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_7
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_10:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_7:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_6
 	str	xzr, [x0, #328]
@@ -17514,670 +16808,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_11
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_11:
-	sub	x8, x8, #4
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
-	ldr	q17, [x6, #560]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	q17, [x6, #528]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #2944]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #2960]
-	ldr	q25, [x0, #2976]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #2992]
-	ldr	q27, [x0, #3008]
-	ldr	q28, [x0, #3024]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #3040]
-	ldr	q29, [x0, #3056]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #624]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_192:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single192
@@ -18394,7 +17024,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #64
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_25:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_21:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -18531,7 +17161,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_25
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_21
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -18719,7 +17349,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_7:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -19188,7 +17818,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #64
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_26:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -19325,7 +17955,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_26
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_22
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -19494,9 +18124,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_7
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_12
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_8
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_12:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_8:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_7
 	str	xzr, [x0, #328]
@@ -19517,658 +18147,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_13
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_13:
-	sub	x8, x8, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
-	ldr	q17, [x6, #560]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #592]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	q17, [x6, #528]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #2944]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #2960]
-	ldr	q25, [x0, #2976]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #2992]
-	ldr	q27, [x0, #3008]
-	ldr	q28, [x0, #3024]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #3040]
-	ldr	q29, [x0, #3056]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #624]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_192:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single192:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -20380,7 +18358,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #64
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_29:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -20517,7 +18495,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_29
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -20723,7 +18701,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_8:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -21189,7 +19167,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #64
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_30:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -21326,7 +19304,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_30
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -21494,9 +19472,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_8
 	add	x8, x8, #1
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_14
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_9
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_14:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_9:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_8
 	str	xzr, [x0, #328]
@@ -21536,7 +19514,1990 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x1, x1, x3
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent192:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain192:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_10
+	mov	x8, x3
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_10:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top192:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end192
+	and	x7, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_192
+	cmp	x7, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast8_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x6, #560]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_25:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_25
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldr	q17, [x6, #528]
+	movi	v18.16b, #85
+	movi	v19.16b, #51
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v5.16b, #1
+	shl	v24.16b, v6.16b, #1
+	ushr	v25.16b, v7.16b, #1
+	shl	v26.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v6.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	ushr	v17.16b, v1.16b, #2
+	shl	v18.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v2.16b, v21.16b, v19.16b
+	bit	v7.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v6.16b, v25.16b, v19.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_26:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_26
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #2944]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #2960]
+	ldr	q25, [x0, #2976]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #2992]
+	ldr	q27, [x0, #3008]
+	ldr	q28, [x0, #3024]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #3040]
+	ldr	q29, [x0, #3056]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #624]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_192:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_192
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast4_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x6, #560]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldr	q17, [x6, #528]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #2944]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #2960]
+	ldr	q25, [x0, #2976]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #2992]
+	ldr	q27, [x0, #3008]
+	ldr	q28, [x0, #3024]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #3040]
+	ldr	q29, [x0, #3056]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #624]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_192:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single192
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast2_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x6, #560]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_29:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_29
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldr	q17, [x6, #528]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_30:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_30
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #2944]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #2960]
+	ldr	q25, [x0, #2976]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #2992]
+	ldr	q27, [x0, #3008]
+	ldr	q28, [x0, #3024]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #3040]
+	ldr	q29, [x0, #3056]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #624]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single192:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d1, x7
@@ -21606,7 +21567,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x7, #1536
 	add	x7, x0, x7
 	add	x8, x6, #0
-	mov	x9, #2
+	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_31:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -21743,7 +21704,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_31
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -21861,7 +21822,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x7, #1792
 	add	x7, x0, x7
 	add	x8, x6, #64
-	mov	x9, #9
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_32:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -21998,7 +21959,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_32
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -22167,25 +22128,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_partial_6:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_6:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_6
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end192
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end192:
+	mov	x3, x9
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_end192:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return
@@ -23047,7 +23011,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_9:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -23846,9 +23810,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_9
 	add	x8, x8, #8
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_15
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_11
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_15:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_11:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_9
 	str	xzr, [x0, #328]
@@ -23881,694 +23845,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_16
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_16:
-	sub	x8, x8, #8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q17, [x0]
-	ldr	q18, [x6, #560]
-	movi	v19.16b, #85
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	tbl	v5.16b, {v5.16b}, v18.16b
-	tbl	v6.16b, {v6.16b}, v18.16b
-	tbl	v7.16b, {v7.16b}, v18.16b
-	tbl	v16.16b, {v16.16b}, v18.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v3.16b, v21.16b, v19.16b
-	bit	v6.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v7.16b, v25.16b, v19.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_35:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_35
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #592]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	q17, [x6, #528]
-	movi	v18.16b, #85
-	movi	v19.16b, #51
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	ushr	v23.16b, v5.16b, #1
-	shl	v24.16b, v6.16b, #1
-	ushr	v25.16b, v7.16b, #1
-	shl	v26.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
-	bit	v6.16b, v23.16b, v18.16b
-	bif	v5.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	ushr	v17.16b, v1.16b, #2
-	shl	v18.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v2.16b, v21.16b, v19.16b
-	bit	v7.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v6.16b, v25.16b, v19.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_36:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_36
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #3200]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #3216]
-	ldr	q25, [x0, #3232]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #3248]
-	ldr	q27, [x0, #3264]
-	ldr	q28, [x0, #3280]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #3296]
-	ldr	q29, [x0, #3312]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #592]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
-	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_256:
-	add	x7, x7, #8
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try4_256:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256
@@ -24787,7 +24063,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #64
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_37:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_35:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -24924,7 +24200,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_37
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_35
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -25118,7 +24394,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_10:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -25593,7 +24869,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #64
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_38:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_36:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -25730,7 +25006,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_38
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_36
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -25901,9 +25177,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_10
 	add	x8, x8, #4
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_17
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_12
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_17:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_12:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_10
 	str	xzr, [x0, #328]
@@ -25928,670 +25204,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_18
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_18:
-	sub	x8, x8, #4
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
-	ldr	q17, [x6, #560]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	q17, [x6, #528]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #3200]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #3216]
-	ldr	q25, [x0, #3232]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #3248]
-	ldr	q27, [x0, #3264]
-	ldr	q28, [x0, #3280]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #3296]
-	ldr	q29, [x0, #3312]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_256:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single256
@@ -26808,7 +25420,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #64
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_41:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_37:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -26945,7 +25557,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_41
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_37
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -27133,7 +25745,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_11:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -27602,7 +26214,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #64
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_42:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_38:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -27739,7 +26351,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_42
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_38
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -27908,9 +26520,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_11
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_19
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_13
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_19:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_13:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_11
 	str	xzr, [x0, #328]
@@ -27931,658 +26543,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_20
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_20:
-	sub	x8, x8, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
-	ldr	q17, [x6, #560]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #592]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	q17, [x6, #528]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #3200]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #3216]
-	ldr	q25, [x0, #3232]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #3248]
-	ldr	q27, [x0, #3264]
-	ldr	q28, [x0, #3280]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #3296]
-	ldr	q29, [x0, #3312]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #592]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_256:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single256:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -28794,7 +26754,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #64
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_45:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -28931,7 +26891,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_45
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -29137,7 +27097,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_12:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -29603,7 +27563,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #64
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_46:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -29740,7 +27700,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_46
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -29908,9 +27868,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_12
 	add	x8, x8, #1
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_21
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_14
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_21:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_14:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_12
 	str	xzr, [x0, #328]
@@ -29950,7 +27910,1990 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	sub	x1, x1, x3
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent256:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain256:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_15
+	mov	x8, x3
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_15:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top256:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end256
+	and	x7, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_256
+	cmp	x7, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast8_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x6, #560]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_41:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_41
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldr	q17, [x6, #528]
+	movi	v18.16b, #85
+	movi	v19.16b, #51
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v5.16b, #1
+	shl	v24.16b, v6.16b, #1
+	ushr	v25.16b, v7.16b, #1
+	shl	v26.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v6.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	ushr	v17.16b, v1.16b, #2
+	shl	v18.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v2.16b, v21.16b, v19.16b
+	bit	v7.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v6.16b, v25.16b, v19.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_42:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_42
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #3200]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #3216]
+	ldr	q25, [x0, #3232]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #3248]
+	ldr	q27, [x0, #3264]
+	ldr	q28, [x0, #3280]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #3296]
+	ldr	q29, [x0, #3312]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_256:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_256
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast4_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x6, #560]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldr	q17, [x6, #528]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #3200]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #3216]
+	ldr	q25, [x0, #3232]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #3248]
+	ldr	q27, [x0, #3264]
+	ldr	q28, [x0, #3280]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #3296]
+	ldr	q29, [x0, #3312]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_256:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single256
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast2_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x6, #560]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_45:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_45
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldr	q17, [x6, #528]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_46:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_46
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #3200]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #3216]
+	ldr	q25, [x0, #3232]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #3248]
+	ldr	q27, [x0, #3264]
+	ldr	q28, [x0, #3280]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #3296]
+	ldr	q29, [x0, #3312]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single256:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d1, x7
@@ -30020,7 +29963,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x7, #1536
 	add	x7, x0, x7
 	add	x8, x6, #0
-	mov	x9, #2
+	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_47:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -30157,7 +30100,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_47
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -30275,7 +30218,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x7, #1792
 	add	x7, x0, x7
 	add	x8, x6, #64
-	mov	x9, #11
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_48:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -30412,7 +30355,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_48
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -30581,25 +30524,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_partial_9:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_9:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_9
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end256
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end256:
+	mov	x3, x9
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_end256:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return

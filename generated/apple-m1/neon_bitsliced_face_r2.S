@@ -6066,7 +6066,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -6753,667 +6753,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_2
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_2:
-	sub	x8, x8, #8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q17, [x0]
-	ldr	q18, [x6, #544]
-	movi	v19.16b, #85
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	tbl	v5.16b, {v5.16b}, v18.16b
-	tbl	v6.16b, {v6.16b}, v18.16b
-	tbl	v7.16b, {v7.16b}, v18.16b
-	tbl	v16.16b, {v16.16b}, v18.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v3.16b, v21.16b, v19.16b
-	bit	v6.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v7.16b, v25.16b, v19.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
-	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_128:
-	add	x7, x7, #8
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try4_128:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128
@@ -7490,7 +6829,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -7627,7 +6966,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -7816,7 +7155,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_2:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -7897,7 +7236,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5:
 	eor	v18.16b, v6.16b, v3.16b
 	eor	v19.16b, v17.16b, v2.16b
 	eor	v20.16b, v17.16b, v6.16b
@@ -8034,7 +7373,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -8153,7 +7492,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -8290,7 +7629,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -8456,9 +7795,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_2
 	add	x8, x8, #4
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_3
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_2
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_3:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_2:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_2
 	str	xzr, [x0, #328]
@@ -8483,655 +7822,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_4
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_4:
-	sub	x8, x8, #4
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
-	ldr	q17, [x6, #544]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_10:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_10
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_128:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single128
@@ -9207,7 +7897,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -9344,7 +8034,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -9529,7 +8219,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_3:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -9606,7 +8296,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v2.16b
 	eor	v20.16b, v17.16b, v6.16b
@@ -9743,7 +8433,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -9860,7 +8550,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -9997,7 +8687,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -10163,9 +8853,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_5
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_3
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_5:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_3:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3
 	str	xzr, [x0, #328]
@@ -10186,649 +8876,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_6
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_6:
-	sub	x8, x8, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
-	ldr	q17, [x6, #544]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_128:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single128:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -10900,7 +8947,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_10:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -11037,7 +9084,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_10
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -11241,7 +9288,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_4:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -11316,7 +9363,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v3.16b
 	eor	v20.16b, v17.16b, v6.16b
@@ -11453,7 +9500,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v3.16b, #1
@@ -11569,7 +9616,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -11681,6 +9728,1980 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
 	ldp	q4, q9, [x8], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #0x1680]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #0x1690]
+	ldr	q25, [x0, #0x16a0]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #0x16b0]
+	ldr	q27, [x0, #0x16c0]
+	ldr	q28, [x0, #0x16d0]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #0x16e0]
+	ldr	q29, [x0, #0x16f0]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4
+	add	x8, x8, #1
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_4
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_4:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4
+	str	xzr, [x0, #328]
+	mov	x9, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4:
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4:
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_2
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_2:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_2:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_2
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain128:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_5
+	mov	x8, x3
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_5:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top128:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end128
+	and	x7, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_128
+	cmp	x7, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast8_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x6, #544]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #0x1680]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #0x1690]
+	ldr	q25, [x0, #0x16a0]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #0x16b0]
+	ldr	q27, [x0, #0x16c0]
+	ldr	q28, [x0, #0x16d0]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #0x16e0]
+	ldr	q29, [x0, #0x16f0]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_128:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_128
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast4_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x6, #544]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #0x1680]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #0x1690]
+	ldr	q25, [x0, #0x16a0]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #0x16b0]
+	ldr	q27, [x0, #0x16c0]
+	ldr	q28, [x0, #0x16d0]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #0x16e0]
+	ldr	q29, [x0, #0x16f0]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_128:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single128
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast2_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x6, #544]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -11864,57 +11885,15 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4
-	add	x8, x8, #1
-	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_7
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_7:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4
-	str	xzr, [x0, #328]
-	mov	x9, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4:
-	str	x7, [x0, #328]
-	mov	x7, #1
-	str	x7, [x0, #336]
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4:
-	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_2
-	ldr	q2, [x2], #16
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x1], #16
-	adds	x4, x4, #1
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
 	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_2:
-	str	q1, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_2:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_2
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent128:
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single128:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d1, x7
@@ -11984,7 +11963,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x7, #0x1200
 	add	x7, x0, x7
 	add	x8, x6, #96
-	mov	x9, #2
+	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_19:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -12121,7 +12100,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_19
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -12235,7 +12214,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x7, #0x1300
 	add	x7, x0, x7
 	add	x8, x6, #32
-	mov	x9, #7
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_20:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -12372,7 +12351,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_20
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -12539,25 +12518,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_3:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_3:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_3
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end128:
+	mov	x3, x9
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_end128:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
@@ -13277,7 +13259,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_5:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -13938,9 +13920,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5
 	add	x8, x8, #8
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_6
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_8:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_6:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5
 	str	xzr, [x0, #328]
@@ -13973,676 +13955,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_9
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_9:
-	sub	x8, x8, #8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q17, [x0]
-	ldr	q18, [x6, #544]
-	movi	v19.16b, #85
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	tbl	v5.16b, {v5.16b}, v18.16b
-	tbl	v6.16b, {v6.16b}, v18.16b
-	tbl	v7.16b, {v7.16b}, v18.16b
-	tbl	v16.16b, {v16.16b}, v18.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v3.16b, v21.16b, v19.16b
-	bit	v6.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v7.16b, v25.16b, v19.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #608]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
-	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_192:
-	add	x7, x7, #8
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192
@@ -14719,7 +14031,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_27:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -14856,7 +14168,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_27
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -15050,7 +14362,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_6:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -15131,7 +14443,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26:
 	eor	v18.16b, v6.16b, v3.16b
 	eor	v19.16b, v17.16b, v2.16b
 	eor	v20.16b, v17.16b, v6.16b
@@ -15268,7 +14580,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -15387,7 +14699,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_27:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -15524,7 +14836,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_27
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -15695,9 +15007,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6
 	add	x8, x8, #4
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_10
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_7
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_10:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_7:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6
 	str	xzr, [x0, #328]
@@ -15722,660 +15034,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_11
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_11:
-	sub	x8, x8, #4
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
-	ldr	q17, [x6, #544]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #608]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_192:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single192
@@ -16451,7 +15109,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -16588,7 +15246,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -16776,7 +15434,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_7:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -16853,7 +15511,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v2.16b
 	eor	v20.16b, v17.16b, v6.16b
@@ -16990,7 +15648,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -17107,7 +15765,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -17244,7 +15902,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -17413,9 +16071,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_12
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_8
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_12:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_8:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7
 	str	xzr, [x0, #328]
@@ -17436,652 +16094,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_13
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_13:
-	sub	x8, x8, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
-	ldr	q17, [x6, #544]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #608]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_192:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single192:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -18153,7 +16165,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -18290,7 +16302,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -18496,7 +16508,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_8:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -18571,7 +16583,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v3.16b
 	eor	v20.16b, v17.16b, v6.16b
@@ -18708,7 +16720,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v3.16b, #1
@@ -18824,7 +16836,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_39:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -18961,7 +16973,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_39
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -19129,9 +17141,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8
 	add	x8, x8, #1
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_14
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_9
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_14:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_9:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8
 	str	xzr, [x0, #328]
@@ -19171,7 +17183,1956 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	x1, x1, x3
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent192:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain192:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_10
+	mov	x8, x3
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_10:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top192:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end192
+	and	x7, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_192
+	cmp	x7, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast8_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x6, #544]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #0x1780]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #0x1790]
+	ldr	q25, [x0, #0x17a0]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #0x17b0]
+	ldr	q27, [x0, #0x17c0]
+	ldr	q28, [x0, #0x17d0]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #0x17e0]
+	ldr	q29, [x0, #0x17f0]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #608]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_192:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_192
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast4_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x6, #544]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #0x1780]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #0x1790]
+	ldr	q25, [x0, #0x17a0]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #0x17b0]
+	ldr	q27, [x0, #0x17c0]
+	ldr	q28, [x0, #0x17d0]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #0x17e0]
+	ldr	q29, [x0, #0x17f0]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #608]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_192:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single192
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast2_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x6, #544]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_39:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_39
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #0x1780]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #0x1790]
+	ldr	q25, [x0, #0x17a0]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #0x17b0]
+	ldr	q27, [x0, #0x17c0]
+	ldr	q28, [x0, #0x17d0]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #0x17e0]
+	ldr	q29, [x0, #0x17f0]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #608]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single192:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d1, x7
@@ -19241,7 +19202,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x7, #0x1200
 	add	x7, x0, x7
 	add	x8, x6, #96
-	mov	x9, #2
+	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_40:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -19378,7 +19339,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_40
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -19492,7 +19453,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x7, #0x1300
 	add	x7, x0, x7
 	add	x8, x6, #32
-	mov	x9, #9
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_41:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -19629,7 +19590,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_41
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -19798,25 +19759,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_6:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_6:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_6
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end192:
+	mov	x3, x9
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_end192:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
@@ -20527,7 +20491,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_9:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -21179,9 +21143,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9
 	add	x8, x8, #8
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_15
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_11
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_15:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_11:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9
 	str	xzr, [x0, #328]
@@ -21214,667 +21178,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_16
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_16:
-	sub	x8, x8, #8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q17, [x0]
-	ldr	q18, [x6, #544]
-	movi	v19.16b, #85
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	tbl	v5.16b, {v5.16b}, v18.16b
-	tbl	v6.16b, {v6.16b}, v18.16b
-	tbl	v7.16b, {v7.16b}, v18.16b
-	tbl	v16.16b, {v16.16b}, v18.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v3.16b, v21.16b, v19.16b
-	bit	v6.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v7.16b, v25.16b, v19.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
-	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_256:
-	add	x7, x7, #8
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256
@@ -21951,7 +21254,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_48:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -22088,7 +21391,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_48
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -22277,7 +21580,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_10:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -22358,7 +21661,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_49:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47:
 	eor	v18.16b, v6.16b, v3.16b
 	eor	v19.16b, v17.16b, v2.16b
 	eor	v20.16b, v17.16b, v6.16b
@@ -22495,7 +21798,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_49
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -22614,7 +21917,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_50:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_48:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -22751,7 +22054,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_50
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_48
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -22917,9 +22220,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10
 	add	x8, x8, #4
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_17
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_12
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_17:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_12:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10
 	str	xzr, [x0, #328]
@@ -22944,655 +22247,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_18
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_18:
-	sub	x8, x8, #4
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
-	ldr	q17, [x6, #544]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_256:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single256
@@ -23668,7 +22322,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_53:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_49:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -23805,7 +22459,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_53
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_49
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -23990,7 +22644,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_11:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -24067,7 +22721,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_54:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_50:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v2.16b
 	eor	v20.16b, v17.16b, v6.16b
@@ -24204,7 +22858,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_54
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_50
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -24321,7 +22975,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_55:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -24458,7 +23112,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_55
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -24624,9 +23278,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_19
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_13
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_19:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_13:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11
 	str	xzr, [x0, #328]
@@ -24647,649 +23301,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_20
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_20:
-	sub	x8, x8, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
-	ldr	q17, [x6, #544]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57:
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x10], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x9], #32
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x9], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x9], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x9], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57
-	eor	v17.16b, v5.16b, v3.16b
-	eor	v18.16b, v16.16b, v2.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
-	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
-	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
-	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_256:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single256:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -25361,7 +23372,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_58:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -25498,7 +23509,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_58
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -25702,7 +23713,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_12:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -25777,7 +23788,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_59:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_53:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v3.16b
 	eor	v20.16b, v17.16b, v6.16b
@@ -25914,7 +23925,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v27.16b, v26.16b
 	eor	v17.16b, v19.16b, v28.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_59
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_53
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v3.16b, #1
@@ -26030,7 +24041,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_60:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_54:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
@@ -26142,6 +24153,1980 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v18.16b, v31.16b
 	eor	v8.16b, v4.16b, v21.16b
 	ldp	q4, q9, [x8], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_54
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #0x1880]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #0x1890]
+	ldr	q25, [x0, #0x18a0]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #0x18b0]
+	ldr	q27, [x0, #0x18c0]
+	ldr	q28, [x0, #0x18d0]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #0x18e0]
+	ldr	q29, [x0, #0x18f0]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12
+	add	x8, x8, #1
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_14
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_14:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12
+	str	xzr, [x0, #328]
+	mov	x9, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12:
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12:
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_8
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_8:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_8:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_8
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain256:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_15
+	mov	x8, x3
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_15:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top256:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end256
+	and	x7, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_256
+	cmp	x7, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast8_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x6, #544]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_55:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_55
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #0x1880]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #0x1890]
+	ldr	q25, [x0, #0x18a0]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #0x18b0]
+	ldr	q27, [x0, #0x18c0]
+	ldr	q28, [x0, #0x18d0]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #0x18e0]
+	ldr	q29, [x0, #0x18f0]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_256:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_256
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast4_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x6, #544]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_58:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_58
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x0, #0x1880]
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldr	q6, [x0, #0x1890]
+	ldr	q25, [x0, #0x18a0]
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldr	q20, [x0, #0x18b0]
+	ldr	q27, [x0, #0x18c0]
+	ldr	q28, [x0, #0x18d0]
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldr	q17, [x0, #0x18e0]
+	ldr	q29, [x0, #0x18f0]
+	movi	v30.16b, #85
+	eor3	v31.16b, v22.16b, v4.16b, v3.16b
+	eor3	v3.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v18.16b, v22.16b, v4.16b, v26.16b
+	eor	v19.16b, v31.16b, v26.16b
+	eor	v4.16b, v2.16b, v3.16b
+	eor	v22.16b, v1.16b, v31.16b
+	eor	v2.16b, v7.16b, v6.16b
+	eor	v1.16b, v16.16b, v21.16b
+	eor	v3.16b, v5.16b, v25.16b
+	eor	v5.16b, v31.16b, v27.16b
+	eor	v6.16b, v4.16b, v28.16b
+	eor	v4.16b, v22.16b, v20.16b
+	eor	v7.16b, v19.16b, v17.16b
+	eor	v16.16b, v18.16b, v29.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v19.16b, v3.16b, #1
+	shl	v20.16b, v4.16b, #1
+	ushr	v21.16b, v5.16b, #1
+	shl	v22.16b, v6.16b, #1
+	ushr	v23.16b, v7.16b, #1
+	shl	v24.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v30.16b
+	bif	v1.16b, v18.16b, v30.16b
+	bit	v4.16b, v19.16b, v30.16b
+	bif	v3.16b, v20.16b, v30.16b
+	bit	v6.16b, v21.16b, v30.16b
+	bif	v5.16b, v22.16b, v30.16b
+	bit	v16.16b, v23.16b, v30.16b
+	bif	v7.16b, v24.16b, v30.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_256:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single256
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast2_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x6, #544]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_59:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
+	tbl	v10.16b, {v16.16b}, v27.16b
+	tbl	v11.16b, {v7.16b}, v27.16b
+	eor3	v16.16b, v19.16b, v25.16b, v16.16b
+	tbl	v19.16b, {v5.16b}, v27.16b
+	eor3	v6.16b, v22.16b, v6.16b, v8.16b
+	eor3	v7.16b, v23.16b, v20.16b, v7.16b
+	tbl	v20.16b, {v1.16b}, v27.16b
+	eor3	v5.16b, v30.16b, v28.16b, v5.16b
+	tbl	v22.16b, {v3.16b}, v27.16b
+	eor3	v17.16b, v24.16b, v17.16b, v1.16b
+	tbl	v23.16b, {v2.16b}, v27.16b
+	eor3	v24.16b, v26.16b, v29.16b, v3.16b
+	tbl	v25.16b, {v18.16b}, v27.16b
+	eor3	v26.16b, v31.16b, v4.16b, v2.16b
+	tbl	v27.16b, {v8.16b}, v27.16b
+	eor3	v18.16b, v21.16b, v9.16b, v18.16b
+	eor	v1.16b, v6.16b, v10.16b
+	eor3	v2.16b, v16.16b, v8.16b, v11.16b
+	eor	v3.16b, v7.16b, v19.16b
+	eor3	v4.16b, v5.16b, v8.16b, v20.16b
+	eor3	v5.16b, v17.16b, v8.16b, v22.16b
+	eor	v6.16b, v24.16b, v23.16b
+	eor	v7.16b, v26.16b, v25.16b
+	eor	v16.16b, v18.16b, v27.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_59
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_60:
+	eor	v17.16b, v5.16b, v3.16b
+	eor	v18.16b, v16.16b, v2.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor3	v20.16b, v7.16b, v6.16b, v1.16b
+	eor	v21.16b, v16.16b, v3.16b
+	eor	v22.16b, v17.16b, v18.16b
+	eor	v23.16b, v2.16b, v20.16b
+	bic	v2.16b, v20.16b, v2.16b
+	eor	v5.16b, v5.16b, v20.16b
+	eor	v24.16b, v16.16b, v20.16b
+	eor3	v25.16b, v7.16b, v4.16b, v22.16b
+	eor3	v3.16b, v4.16b, v3.16b, v22.16b
+	eor	v4.16b, v21.16b, v23.16b
+	and	v26.16b, v1.16b, v5.16b
+	eor	v27.16b, v19.16b, v25.16b
+	eor3	v28.16b, v7.16b, v6.16b, v3.16b
+	eor	v29.16b, v1.16b, v3.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor3	v6.16b, v7.16b, v6.16b, v27.16b
+	eor	v7.16b, v28.16b, v27.16b
+	and	v31.16b, v21.16b, v28.16b
+	and	v8.16b, v4.16b, v29.16b
+	eor	v9.16b, v1.16b, v27.16b
+	and	v10.16b, v18.16b, v6.16b
+	and	v11.16b, v17.16b, v7.16b
+	bcax	v31.16b, v31.16b, v19.16b, v25.16b
+	and	v12.16b, v24.16b, v9.16b
+	bcax	v11.16b, v11.16b, v19.16b, v25.16b
+	eor3	v26.16b, v30.16b, v26.16b, v31.16b
+	eor3	v31.16b, v10.16b, v12.16b, v31.16b
+	eor3	v2.16b, v10.16b, v2.16b, v11.16b
+	eor3	v30.16b, v30.16b, v8.16b, v11.16b
+	eor3	v26.16b, v21.16b, v28.16b, v26.16b
+	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor3	v2.16b, v18.16b, v6.16b, v2.16b
+	eor	v25.16b, v25.16b, v30.16b
+	and	v30.16b, v25.16b, v2.16b
+	eor	v31.16b, v26.16b, v30.16b
+	eor	v30.16b, v16.16b, v30.16b
+	bsl	v31.16b, v2.16b, v16.16b
+	eor	v8.16b, v30.16b, v31.16b
+	and	v1.16b, v1.16b, v31.16b
+	and	v5.16b, v5.16b, v31.16b
+	and	v16.16b, v16.16b, v8.16b
+	eor	v8.16b, v30.16b, v16.16b
+	bsl	v30.16b, v25.16b, v26.16b
+	eor3	v2.16b, v2.16b, v31.16b, v16.16b
+	and	v16.16b, v30.16b, v8.16b
+	eor	v8.16b, v31.16b, v2.16b
+	eor	v31.16b, v30.16b, v31.16b
+	and	v4.16b, v4.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v24.16b, v24.16b, v30.16b
+	eor3	v16.16b, v25.16b, v26.16b, v16.16b
+	and	v3.16b, v3.16b, v8.16b
+	and	v19.16b, v19.16b, v31.16b
+	and	v25.16b, v9.16b, v30.16b
+	and	v26.16b, v27.16b, v31.16b
+	and	v22.16b, v22.16b, v8.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v27.16b, v30.16b, v16.16b
+	and	v20.16b, v20.16b, v16.16b
+	eor	v1.16b, v3.16b, v1.16b
+	and	v16.16b, v23.16b, v16.16b
+	eor	v23.16b, v2.16b, v31.16b
+	and	v6.16b, v6.16b, v27.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v18.16b, v18.16b, v27.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldp	q21, q27, [x8], #32
+	and	v7.16b, v7.16b, v23.16b
+	eor	v20.16b, v6.16b, v20.16b
+	and	v17.16b, v17.16b, v23.16b
+	eor3	v23.16b, v28.16b, v18.16b, v1.16b
+	eor3	v1.16b, v6.16b, v25.16b, v1.16b
+	ldp	q6, q25, [x7], #32
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v17.16b, v19.16b, v17.16b
+	eor3	v3.16b, v3.16b, v29.16b, v20.16b
+	ldp	q20, q28, [x7], #32
+	eor3	v24.16b, v24.16b, v7.16b, v23.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v26.16b, v26.16b, v7.16b
+	eor3	v16.16b, v16.16b, v17.16b, v1.16b
+	ldp	q17, q29, [x7], #32
+	eor3	v3.16b, v22.16b, v4.16b, v3.16b
+	eor3	v19.16b, v19.16b, v26.16b, v24.16b
+	eor3	v5.16b, v5.16b, v4.16b, v24.16b
+	eor3	v7.16b, v7.16b, v23.16b, v16.16b
+	eor	v16.16b, v18.16b, v16.16b
+	eor3	v4.16b, v22.16b, v4.16b, v26.16b
+	eor	v18.16b, v3.16b, v26.16b
+	eor	v2.16b, v2.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	tbl	v19.16b, {v7.16b}, v21.16b
+	tbl	v22.16b, {v16.16b}, v21.16b
+	tbl	v23.16b, {v5.16b}, v21.16b
+	tbl	v24.16b, {v3.16b}, v21.16b
+	tbl	v26.16b, {v2.16b}, v21.16b
+	tbl	v30.16b, {v1.16b}, v21.16b
+	tbl	v31.16b, {v18.16b}, v21.16b
+	tbl	v21.16b, {v4.16b}, v21.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v19.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v1.16b, v1.16b, v30.16b
+	eor	v3.16b, v3.16b, v24.16b
+	eor	v2.16b, v2.16b, v26.16b
+	eor	v18.16b, v18.16b, v31.16b
+	eor	v8.16b, v4.16b, v21.16b
+	ldp	q4, q9, [x7], #32
 	tbl	v10.16b, {v16.16b}, v27.16b
 	tbl	v11.16b, {v7.16b}, v27.16b
 	eor3	v16.16b, v19.16b, v25.16b, v16.16b
@@ -26325,57 +26310,15 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12
-	add	x8, x8, #1
-	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_21
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_21:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12
-	str	xzr, [x0, #328]
-	mov	x9, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12:
-	str	x7, [x0, #328]
-	mov	x7, #1
-	str	x7, [x0, #336]
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12:
-	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_8
-	ldr	q2, [x2], #16
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x1], #16
-	adds	x4, x4, #1
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
 	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_8:
-	str	q1, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_8:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_8
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent256:
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single256:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d1, x7
@@ -26445,7 +26388,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x7, #0x1200
 	add	x7, x0, x7
 	add	x8, x6, #96
-	mov	x9, #2
+	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_61:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -26582,7 +26525,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_61
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -26696,7 +26639,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x7, #0x1300
 	add	x7, x0, x7
 	add	x8, x6, #32
-	mov	x9, #11
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_62:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -26833,7 +26776,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v24.16b, v23.16b
 	eor	v7.16b, v26.16b, v25.16b
 	eor	v16.16b, v18.16b, v27.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_62
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
@@ -27000,25 +26943,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_9:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_9:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_9
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end256:
+	mov	x3, x9
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_end256:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return

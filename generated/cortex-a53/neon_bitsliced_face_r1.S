@@ -6922,7 +6922,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -7869,63 +7869,46 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_128:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128
+	ldr	x8, [x0, #336]
 	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_2
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_2:
-	sub	x8, x8, #8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q17, [x0]
-	ldr	q18, [x6, #560]
-	movi	v19.16b, #85
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	tbl	v5.16b, {v5.16b}, v18.16b
-	tbl	v6.16b, {v6.16b}, v18.16b
-	tbl	v7.16b, {v7.16b}, v18.16b
-	tbl	v16.16b, {v16.16b}, v18.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128:
+	add	x7, x0, x7, lsl #2
+	ldr	q5, [x0, #352]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	eor	v3.16b, v3.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
 	ushr	v20.16b, v3.16b, #1
 	shl	v21.16b, v4.16b, #1
 	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v3.16b, v21.16b, v19.16b
-	bit	v6.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v7.16b, v25.16b, v19.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -7960,10 +7943,181 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x6, #32]
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v24.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #1680]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v24.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #1712]
+	eor	v23.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldr	q22, [x0, #1728]
+	ldr	q24, [x0, #1664]
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldr	q23, [x0, #1696]
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	ldr	q25, [x0, #1744]
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v20.16b
+	tbl	v21.16b, {v4.16b}, v20.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v20.16b
+	tbl	v27.16b, {v5.16b}, v20.16b
+	tbl	v28.16b, {v3.16b}, v20.16b
+	tbl	v29.16b, {v18.16b}, v20.16b
+	tbl	v30.16b, {v16.16b}, v20.16b
+	tbl	v20.16b, {v2.16b}, v20.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v27.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v26.16b, v21.16b, v26.16b
+	ldr	q31, [x0, #1760]
+	ldr	q8, [x0, #1776]
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v28.16b
+	eor	v2.16b, v2.16b, v20.16b
+	eor	v18.16b, v18.16b, v29.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v19.16b, v19.16b, v24.16b
+	eor	v26.16b, v26.16b, v17.16b
+	ldr	q21, [x6, #48]
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v7.16b, v28.16b, v22.16b
+	eor	v22.16b, v27.16b, v23.16b
+	eor	v20.16b, v20.16b, v25.16b
+	eor	v23.16b, v29.16b, v31.16b
+	tbl	v17.16b, {v17.16b}, v21.16b
+	eor	v6.16b, v6.16b, v5.16b
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v24.16b, v30.16b, v8.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v21.16b
+	eor	v26.16b, v26.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v21.16b
+	eor	v22.16b, v22.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v21.16b
+	eor	v6.16b, v6.16b, v16.16b
+	tbl	v27.16b, {v3.16b}, v21.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v28.16b, {v2.16b}, v21.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v29.16b, {v18.16b}, v21.16b
+	eor	v23.16b, v23.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v21.16b
+	eor	v24.16b, v24.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v26.16b, v25.16b
+	eor	v3.16b, v22.16b, v5.16b
+	eor	v4.16b, v6.16b, v4.16b
+	eor	v5.16b, v7.16b, v27.16b
+	eor	v6.16b, v20.16b, v28.16b
+	eor	v7.16b, v23.16b, v29.16b
+	eor	v16.16b, v24.16b, v16.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x9, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_3:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -8047,30 +8201,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
+	ldp	q27, q29, [x8], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -8131,8 +8285,532 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
+	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_3
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2688]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2704]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2720]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2736]
+	ldr	q23, [x0, #2752]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #2768]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #2784]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #2800]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128:
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_2
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
+	add	x8, x8, #4
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_2:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain128
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
+	add	x8, x0, x7, lsl #2
+	ldr	q5, [x0, #352]
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q16, [x0]
+	ldr	q18, [x6, #560]
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v4.16b, v4.16b, v16.16b
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	movi	v18.16b, #85
+	ushr	v19.16b, v6.16b, #1
+	ushr	v20.16b, v1.16b, #1
+	shl	v21.16b, v2.16b, #1
+	ushr	v22.16b, v3.16b, #1
+	shl	v23.16b, v4.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v2.16b, v20.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v4.16b, v22.16b, v18.16b
+	bif	v3.16b, v23.16b, v18.16b
+	bit	v7.16b, v19.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	eor	v18.16b, v17.16b, v2.16b
+	eor	v19.16b, v6.16b, v3.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v20.16b, v17.16b, v6.16b
+	eor	v21.16b, v17.16b, v3.16b
+	eor	v22.16b, v19.16b, v18.16b
+	eor	v23.16b, v1.16b, v7.16b
+	eor	v4.16b, v4.16b, v22.16b
+	eor	v24.16b, v2.16b, v23.16b
+	eor	v6.16b, v6.16b, v23.16b
+	bic	v2.16b, v23.16b, v2.16b
+	eor	v25.16b, v17.16b, v23.16b
+	eor	v16.16b, v16.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v6.16b
+	eor	v26.16b, v20.16b, v16.16b
+	eor	v27.16b, v7.16b, v3.16b
+	eor	v28.16b, v1.16b, v3.16b
+	eor	v29.16b, v21.16b, v24.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor	v7.16b, v7.16b, v26.16b
+	eor	v31.16b, v27.16b, v26.16b
+	and	v8.16b, v20.16b, v26.16b
+	and	v9.16b, v29.16b, v28.16b
+	eor	v10.16b, v1.16b, v26.16b
+	and	v11.16b, v21.16b, v27.16b
+	and	v12.16b, v18.16b, v7.16b
+	and	v13.16b, v19.16b, v31.16b
+	eor	v4.16b, v30.16b, v4.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v9.16b, v18.16b, v7.16b
+	eor	v11.16b, v8.16b, v11.16b
+	eor	v2.16b, v12.16b, v2.16b
+	eor	v8.16b, v8.16b, v13.16b
+	and	v13.16b, v25.16b, v10.16b
+	eor	v17.16b, v17.16b, v7.16b
+	eor	v4.16b, v4.16b, v11.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v8.16b, v12.16b, v13.16b
+	eor	v12.16b, v21.16b, v27.16b
+	eor	v2.16b, v9.16b, v2.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v30.16b, v8.16b, v11.16b
+	eor	v4.16b, v12.16b, v4.16b
+	and	v8.16b, v16.16b, v2.16b
+	eor	v17.16b, v17.16b, v30.16b
+	eor	v30.16b, v16.16b, v4.16b
+	eor	v9.16b, v4.16b, v8.16b
+	eor	v8.16b, v17.16b, v8.16b
+	bsl	v9.16b, v2.16b, v17.16b
+	eor	v11.16b, v8.16b, v9.16b
+	eor	v2.16b, v2.16b, v9.16b
+	and	v1.16b, v1.16b, v9.16b
+	and	v6.16b, v6.16b, v9.16b
+	and	v17.16b, v17.16b, v11.16b
+	eor	v11.16b, v8.16b, v17.16b
+	bsl	v8.16b, v16.16b, v4.16b
+	eor	v2.16b, v2.16b, v17.16b
+	and	v4.16b, v8.16b, v11.16b
+	eor	v16.16b, v8.16b, v9.16b
+	eor	v17.16b, v9.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v9.16b, v10.16b, v8.16b
+	eor	v4.16b, v30.16b, v4.16b
+	and	v20.16b, v20.16b, v16.16b
+	and	v3.16b, v3.16b, v17.16b
+	and	v26.16b, v26.16b, v16.16b
+	and	v17.16b, v22.16b, v17.16b
+	and	v22.16b, v25.16b, v8.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v25.16b, v8.16b, v4.16b
+	and	v23.16b, v23.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v28.16b
+	and	v4.16b, v24.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v7.16b, v7.16b, v25.16b
+	and	v18.16b, v18.16b, v25.16b
+	and	v24.16b, v27.16b, v2.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x6]
+	and	v19.16b, v19.16b, v16.16b
+	eor	v23.16b, v7.16b, v23.16b
+	and	v16.16b, v31.16b, v16.16b
+	eor	v25.16b, v18.16b, v1.16b
+	eor	v7.16b, v7.16b, v9.16b
+	ldr	q27, [x0, #1552]
+	eor	v19.16b, v20.16b, v19.16b
+	eor	v3.16b, v3.16b, v23.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v23.16b, v24.16b, v25.16b
+	eor	v1.16b, v1.16b, v7.16b
+	ldr	q7, [x0, #1584]
+	eor	v24.16b, v29.16b, v19.16b
+	eor	v4.16b, v4.16b, v19.16b
+	eor	v19.16b, v26.16b, v16.16b
+	eor	v16.16b, v16.16b, v23.16b
+	ldr	q23, [x0, #1600]
+	ldr	q25, [x0, #1536]
+	eor	v17.16b, v17.16b, v24.16b
+	eor	v6.16b, v6.16b, v24.16b
+	eor	v20.16b, v20.16b, v19.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v22.16b, v22.16b, v16.16b
+	ldr	q24, [x0, #1568]
+	eor	v3.16b, v17.16b, v3.16b
+	eor	v17.16b, v17.16b, v19.16b
+	ldr	q26, [x0, #1616]
+	eor	v18.16b, v18.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v22.16b, v20.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v6.16b, v22.16b, v6.16b
+	eor	v19.16b, v3.16b, v19.16b
+	tbl	v20.16b, {v18.16b}, v21.16b
+	tbl	v22.16b, {v4.16b}, v21.16b
+	eor	v2.16b, v2.16b, v16.16b
+	tbl	v16.16b, {v1.16b}, v21.16b
+	tbl	v28.16b, {v6.16b}, v21.16b
+	tbl	v29.16b, {v3.16b}, v21.16b
+	tbl	v30.16b, {v19.16b}, v21.16b
+	tbl	v31.16b, {v17.16b}, v21.16b
+	tbl	v21.16b, {v2.16b}, v21.16b
+	eor	v18.16b, v18.16b, v20.16b
+	eor	v6.16b, v6.16b, v28.16b
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v27.16b, v22.16b, v27.16b
+	ldr	q8, [x0, #1632]
+	ldr	q9, [x0, #1648]
+	eor	v4.16b, v4.16b, v22.16b
+	eor	v3.16b, v3.16b, v29.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v19.16b, v19.16b, v30.16b
+	eor	v17.16b, v17.16b, v31.16b
+	eor	v20.16b, v20.16b, v25.16b
+	eor	v27.16b, v27.16b, v18.16b
+	ldr	q22, [x6, #16]
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v29.16b, v23.16b
+	eor	v23.16b, v28.16b, v24.16b
+	eor	v21.16b, v21.16b, v26.16b
+	eor	v24.16b, v30.16b, v8.16b
+	tbl	v18.16b, {v18.16b}, v22.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v16.16b, v1.16b
+	eor	v25.16b, v31.16b, v9.16b
+	eor	v20.16b, v20.16b, v17.16b
+	tbl	v26.16b, {v4.16b}, v22.16b
+	eor	v27.16b, v27.16b, v17.16b
+	tbl	v6.16b, {v6.16b}, v22.16b
+	eor	v23.16b, v23.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v22.16b
+	eor	v7.16b, v7.16b, v17.16b
+	tbl	v28.16b, {v3.16b}, v22.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v29.16b, {v2.16b}, v22.16b
+	eor	v21.16b, v21.16b, v3.16b
+	tbl	v30.16b, {v19.16b}, v22.16b
+	eor	v24.16b, v24.16b, v2.16b
+	tbl	v17.16b, {v17.16b}, v22.16b
+	eor	v25.16b, v25.16b, v19.16b
+	eor	v1.16b, v20.16b, v18.16b
+	eor	v2.16b, v27.16b, v26.16b
+	eor	v3.16b, v23.16b, v6.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v6.16b, v16.16b, v28.16b
+	eor	v7.16b, v21.16b, v29.16b
+	eor	v16.16b, v24.16b, v30.16b
+	eor	v17.16b, v25.16b, v17.16b
+	movi	v18.16b, #85
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v6.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v2.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	eor	v6.16b, v1.16b, v5.16b
+	str	s6, [x8, #384]
+	eor	v6.16b, v2.16b, v5.16b
+	str	s6, [x8, #388]
+	eor	v6.16b, v3.16b, v5.16b
+	str	s6, [x8, #392]
+	eor	v6.16b, v4.16b, v5.16b
+	str	s6, [x8, #396]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -8184,79 +8862,181 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #592]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	q17, [x6, #528]
-	movi	v18.16b, #85
-	movi	v19.16b, #51
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	ushr	v23.16b, v5.16b, #1
-	shl	v24.16b, v6.16b, #1
-	ushr	v25.16b, v7.16b, #1
-	shl	v26.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
-	bit	v6.16b, v23.16b, v18.16b
-	bif	v5.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	ushr	v17.16b, v1.16b, #2
-	shl	v18.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v2.16b, v21.16b, v19.16b
-	bit	v7.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v6.16b, v25.16b, v19.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #7
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x6, #32]
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v24.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #1680]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v24.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #1712]
+	eor	v23.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldr	q22, [x0, #1728]
+	ldr	q24, [x0, #1664]
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldr	q23, [x0, #1696]
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	ldr	q25, [x0, #1744]
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v20.16b
+	tbl	v21.16b, {v4.16b}, v20.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v20.16b
+	tbl	v27.16b, {v5.16b}, v20.16b
+	tbl	v28.16b, {v3.16b}, v20.16b
+	tbl	v29.16b, {v18.16b}, v20.16b
+	tbl	v30.16b, {v16.16b}, v20.16b
+	tbl	v20.16b, {v2.16b}, v20.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v27.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v26.16b, v21.16b, v26.16b
+	ldr	q31, [x0, #1760]
+	ldr	q8, [x0, #1776]
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v28.16b
+	eor	v2.16b, v2.16b, v20.16b
+	eor	v18.16b, v18.16b, v29.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v19.16b, v19.16b, v24.16b
+	eor	v26.16b, v26.16b, v17.16b
+	ldr	q21, [x6, #48]
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v7.16b, v28.16b, v22.16b
+	eor	v22.16b, v27.16b, v23.16b
+	eor	v20.16b, v20.16b, v25.16b
+	eor	v23.16b, v29.16b, v31.16b
+	tbl	v17.16b, {v17.16b}, v21.16b
+	eor	v6.16b, v6.16b, v5.16b
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v24.16b, v30.16b, v8.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v21.16b
+	eor	v26.16b, v26.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v21.16b
+	eor	v22.16b, v22.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v21.16b
+	eor	v6.16b, v6.16b, v16.16b
+	tbl	v27.16b, {v3.16b}, v21.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v28.16b, {v2.16b}, v21.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v29.16b, {v18.16b}, v21.16b
+	eor	v23.16b, v23.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v21.16b
+	eor	v24.16b, v24.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v26.16b, v25.16b
+	eor	v3.16b, v22.16b, v5.16b
+	eor	v4.16b, v6.16b, v4.16b
+	eor	v5.16b, v7.16b, v27.16b
+	eor	v6.16b, v20.16b, v28.16b
+	eor	v7.16b, v23.16b, v29.16b
+	eor	v16.16b, v24.16b, v16.16b
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x6, #64
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -8340,30 +9120,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -8424,7 +9204,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_4
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -8595,69 +9375,71 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
 	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #592]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2
+	add	x8, x8, #4
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_2
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_2:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2
+	str	xzr, [x0, #328]
+	mov	x9, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2:
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2:
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
 	stp	q1, q2, [x1], #32
 	ldp	q1, q2, [x2], #32
 	eor	v3.16b, v3.16b, v1.16b
 	eor	v4.16b, v4.16b, v2.16b
 	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
+	adds	x4, x4, #4
 	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_128:
-	add	x7, x7, #8
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_128:
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128
-	cmp	x7, #252
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single128
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single128
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128:
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128:
 	add	x7, x0, x7, lsl #2
-	ldr	q5, [x0, #352]
+	ldr	q3, [x0, #352]
 	ldr	s1, [x7, #384]
 	ldr	s2, [x7, #388]
-	ldr	s3, [x7, #392]
-	ldr	s4, [x7, #396]
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	eor	v3.16b, v3.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v3.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -9209,122 +9991,112 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
 	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
 	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
 	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
 	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
+	adds	x4, x4, #2
 	adc	x5, x5, xzr
-	sub	x3, x3, #64
+	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_128:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128:
 	ldr	x8, [x0, #328]
 	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x9, x8, #4
+	add	x9, x8, #2
 	and	x9, x9, #255
 	sub	x9, x9, #1
 	ldr	x10, [x0, #336]
-	add	x10, x10, #3
+	add	x10, x10, #1
 	cmp	x9, x10
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_2
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_3
 	mov	x9, #0xffff
 	str	x9, [x0, #344]
-	add	x8, x8, #4
+	add	x8, x8, #2
 	ldr	x9, [x0, #336]
 	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_2:
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_3:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
-	ldr	q5, [x0, #352]
+	ldr	q3, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q16, [x0]
+	ldr	q6, [x0]
 	ldr	q18, [x6, #560]
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
+	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v4.16b, v4.16b, v16.16b
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
 	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
 	movi	v18.16b, #85
-	ushr	v19.16b, v6.16b, #1
-	ushr	v20.16b, v1.16b, #1
-	shl	v21.16b, v2.16b, #1
-	ushr	v22.16b, v3.16b, #1
-	shl	v23.16b, v4.16b, #1
+	ushr	v19.16b, v4.16b, #1
+	shl	v20.16b, v5.16b, #1
+	ushr	v21.16b, v6.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v2.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v20.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v4.16b, v22.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v7.16b, v19.16b, v18.16b
+	bit	v5.16b, v19.16b, v18.16b
+	bit	v2.16b, v22.16b, v18.16b
+	bif	v1.16b, v23.16b, v18.16b
+	bif	v4.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
+	shl	v20.16b, v4.16b, #2
 	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
+	shl	v22.16b, v5.16b, #2
 	ushr	v23.16b, v6.16b, #2
 	shl	v24.16b, v16.16b, #2
 	ushr	v25.16b, v7.16b, #2
 	shl	v26.16b, v17.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
+	bit	v4.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
 	bif	v2.16b, v22.16b, v18.16b
 	bit	v16.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
@@ -9334,39 +10106,39 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v19.16b, v1.16b, #4
 	ushr	v20.16b, v2.16b, #4
 	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
+	ushr	v22.16b, v4.16b, #4
 	shl	v23.16b, v7.16b, #4
 	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v4.16b, #4
+	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
 	bit	v7.16b, v20.16b, v18.16b
 	bif	v2.16b, v23.16b, v18.16b
 	bit	v16.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
+	bif	v5.16b, v26.16b, v18.16b
 	eor	v18.16b, v17.16b, v2.16b
-	eor	v19.16b, v6.16b, v3.16b
+	eor	v19.16b, v6.16b, v4.16b
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v20.16b, v17.16b, v6.16b
-	eor	v21.16b, v17.16b, v3.16b
+	eor	v21.16b, v17.16b, v4.16b
 	eor	v22.16b, v19.16b, v18.16b
 	eor	v23.16b, v1.16b, v7.16b
-	eor	v4.16b, v4.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
 	eor	v24.16b, v2.16b, v23.16b
 	eor	v6.16b, v6.16b, v23.16b
 	bic	v2.16b, v23.16b, v2.16b
 	eor	v25.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v6.16b
+	eor	v16.16b, v16.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
+	and	v5.16b, v1.16b, v6.16b
 	eor	v26.16b, v20.16b, v16.16b
-	eor	v27.16b, v7.16b, v3.16b
-	eor	v28.16b, v1.16b, v3.16b
+	eor	v27.16b, v7.16b, v4.16b
+	eor	v28.16b, v1.16b, v4.16b
 	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v3.16b
+	and	v30.16b, v22.16b, v4.16b
 	eor	v7.16b, v7.16b, v26.16b
 	eor	v31.16b, v27.16b, v26.16b
 	and	v8.16b, v20.16b, v26.16b
@@ -9375,7 +10147,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v11.16b, v21.16b, v27.16b
 	and	v12.16b, v18.16b, v7.16b
 	and	v13.16b, v19.16b, v31.16b
-	eor	v4.16b, v30.16b, v4.16b
+	eor	v5.16b, v30.16b, v5.16b
 	eor	v30.16b, v30.16b, v9.16b
 	eor	v9.16b, v18.16b, v7.16b
 	eor	v11.16b, v8.16b, v11.16b
@@ -9383,7 +10155,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v8.16b, v8.16b, v13.16b
 	and	v13.16b, v25.16b, v10.16b
 	eor	v17.16b, v17.16b, v7.16b
-	eor	v4.16b, v4.16b, v11.16b
+	eor	v5.16b, v5.16b, v11.16b
 	eor	v2.16b, v2.16b, v8.16b
 	eor	v30.16b, v30.16b, v8.16b
 	eor	v8.16b, v12.16b, v13.16b
@@ -9391,11 +10163,11 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v9.16b, v2.16b
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v30.16b, v8.16b, v11.16b
-	eor	v4.16b, v12.16b, v4.16b
+	eor	v5.16b, v12.16b, v5.16b
 	and	v8.16b, v16.16b, v2.16b
 	eor	v17.16b, v17.16b, v30.16b
-	eor	v30.16b, v16.16b, v4.16b
-	eor	v9.16b, v4.16b, v8.16b
+	eor	v30.16b, v16.16b, v5.16b
+	eor	v9.16b, v5.16b, v8.16b
 	eor	v8.16b, v17.16b, v8.16b
 	bsl	v9.16b, v2.16b, v17.16b
 	eor	v11.16b, v8.16b, v9.16b
@@ -9404,26 +10176,26 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v6.16b, v6.16b, v9.16b
 	and	v17.16b, v17.16b, v11.16b
 	eor	v11.16b, v8.16b, v17.16b
-	bsl	v8.16b, v16.16b, v4.16b
+	bsl	v8.16b, v16.16b, v5.16b
 	eor	v2.16b, v2.16b, v17.16b
-	and	v4.16b, v8.16b, v11.16b
+	and	v5.16b, v8.16b, v11.16b
 	eor	v16.16b, v8.16b, v9.16b
 	eor	v17.16b, v9.16b, v2.16b
 	and	v28.16b, v28.16b, v2.16b
 	and	v29.16b, v29.16b, v2.16b
 	and	v9.16b, v10.16b, v8.16b
-	eor	v4.16b, v30.16b, v4.16b
+	eor	v5.16b, v30.16b, v5.16b
 	and	v20.16b, v20.16b, v16.16b
-	and	v3.16b, v3.16b, v17.16b
+	and	v4.16b, v4.16b, v17.16b
 	and	v26.16b, v26.16b, v16.16b
 	and	v17.16b, v22.16b, v17.16b
 	and	v22.16b, v25.16b, v8.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v25.16b, v8.16b, v4.16b
-	and	v23.16b, v23.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v28.16b
-	and	v4.16b, v24.16b, v4.16b
+	eor	v2.16b, v2.16b, v5.16b
+	eor	v25.16b, v8.16b, v5.16b
+	and	v23.16b, v23.16b, v5.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v4.16b, v4.16b, v28.16b
+	and	v5.16b, v24.16b, v5.16b
 	eor	v16.16b, v2.16b, v16.16b
 	and	v7.16b, v7.16b, v25.16b
 	and	v18.16b, v18.16b, v25.16b
@@ -9437,13 +10209,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v9.16b
 	ldr	q27, [x0, #1552]
 	eor	v19.16b, v20.16b, v19.16b
-	eor	v3.16b, v3.16b, v23.16b
+	eor	v4.16b, v4.16b, v23.16b
 	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v25.16b
 	eor	v1.16b, v1.16b, v7.16b
 	ldr	q7, [x0, #1584]
 	eor	v24.16b, v29.16b, v19.16b
-	eor	v4.16b, v4.16b, v19.16b
+	eor	v5.16b, v5.16b, v19.16b
 	eor	v19.16b, v26.16b, v16.16b
 	eor	v16.16b, v16.16b, v23.16b
 	ldr	q23, [x0, #1600]
@@ -9451,24 +10223,24 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v17.16b, v17.16b, v24.16b
 	eor	v6.16b, v6.16b, v24.16b
 	eor	v20.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v1.16b
+	eor	v5.16b, v5.16b, v1.16b
 	eor	v22.16b, v22.16b, v16.16b
 	ldr	q24, [x0, #1568]
-	eor	v3.16b, v17.16b, v3.16b
+	eor	v4.16b, v17.16b, v4.16b
 	eor	v17.16b, v17.16b, v19.16b
 	ldr	q26, [x0, #1616]
-	eor	v18.16b, v18.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
+	eor	v18.16b, v18.16b, v5.16b
+	eor	v5.16b, v16.16b, v5.16b
 	eor	v16.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v6.16b, v22.16b, v6.16b
-	eor	v19.16b, v3.16b, v19.16b
+	eor	v19.16b, v4.16b, v19.16b
 	tbl	v20.16b, {v18.16b}, v21.16b
-	tbl	v22.16b, {v4.16b}, v21.16b
+	tbl	v22.16b, {v5.16b}, v21.16b
 	eor	v2.16b, v2.16b, v16.16b
 	tbl	v16.16b, {v1.16b}, v21.16b
 	tbl	v28.16b, {v6.16b}, v21.16b
-	tbl	v29.16b, {v3.16b}, v21.16b
+	tbl	v29.16b, {v4.16b}, v21.16b
 	tbl	v30.16b, {v19.16b}, v21.16b
 	tbl	v31.16b, {v17.16b}, v21.16b
 	tbl	v21.16b, {v2.16b}, v21.16b
@@ -9478,8 +10250,8 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v27.16b, v22.16b, v27.16b
 	ldr	q8, [x0, #1632]
 	ldr	q9, [x0, #1648]
-	eor	v4.16b, v4.16b, v22.16b
-	eor	v3.16b, v3.16b, v29.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v4.16b, v4.16b, v29.16b
 	eor	v2.16b, v2.16b, v21.16b
 	eor	v19.16b, v19.16b, v30.16b
 	eor	v17.16b, v17.16b, v31.16b
@@ -9496,24 +10268,24 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v1.16b
 	eor	v25.16b, v31.16b, v9.16b
 	eor	v20.16b, v20.16b, v17.16b
-	tbl	v26.16b, {v4.16b}, v22.16b
+	tbl	v26.16b, {v5.16b}, v22.16b
 	eor	v27.16b, v27.16b, v17.16b
 	tbl	v6.16b, {v6.16b}, v22.16b
-	eor	v23.16b, v23.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v22.16b
+	eor	v23.16b, v23.16b, v5.16b
+	tbl	v5.16b, {v1.16b}, v22.16b
 	eor	v7.16b, v7.16b, v17.16b
-	tbl	v28.16b, {v3.16b}, v22.16b
+	tbl	v28.16b, {v4.16b}, v22.16b
 	eor	v16.16b, v16.16b, v17.16b
 	tbl	v29.16b, {v2.16b}, v22.16b
-	eor	v21.16b, v21.16b, v3.16b
+	eor	v21.16b, v21.16b, v4.16b
 	tbl	v30.16b, {v19.16b}, v22.16b
 	eor	v24.16b, v24.16b, v2.16b
 	tbl	v17.16b, {v17.16b}, v22.16b
 	eor	v25.16b, v25.16b, v19.16b
 	eor	v1.16b, v20.16b, v18.16b
 	eor	v2.16b, v27.16b, v26.16b
-	eor	v3.16b, v23.16b, v6.16b
-	eor	v4.16b, v7.16b, v4.16b
+	eor	v4.16b, v23.16b, v6.16b
+	eor	v5.16b, v7.16b, v5.16b
 	eor	v6.16b, v16.16b, v28.16b
 	eor	v7.16b, v21.16b, v29.16b
 	eor	v16.16b, v24.16b, v30.16b
@@ -9521,32 +10293,32 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
+	ushr	v21.16b, v4.16b, #1
+	shl	v22.16b, v5.16b, #1
 	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
 	bit	v2.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v4.16b, v22.16b, v18.16b
 	bit	v7.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
+	shl	v20.16b, v4.16b, #2
 	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
+	shl	v22.16b, v5.16b, #2
 	ushr	v23.16b, v6.16b, #2
 	shl	v24.16b, v16.16b, #2
 	ushr	v25.16b, v7.16b, #2
 	shl	v26.16b, v17.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
+	bit	v4.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
 	bif	v2.16b, v22.16b, v18.16b
 	bit	v16.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
@@ -9556,27 +10328,25 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v19.16b, v1.16b, #4
 	ushr	v20.16b, v2.16b, #4
 	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
+	ushr	v22.16b, v4.16b, #4
 	shl	v23.16b, v7.16b, #4
 	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v4.16b, #4
+	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
 	bit	v7.16b, v20.16b, v18.16b
 	bif	v2.16b, v23.16b, v18.16b
 	bit	v16.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
-	eor	v6.16b, v1.16b, v5.16b
-	str	s6, [x8, #384]
-	eor	v6.16b, v2.16b, v5.16b
-	str	s6, [x8, #388]
-	eor	v6.16b, v3.16b, v5.16b
-	str	s6, [x8, #392]
-	eor	v6.16b, v4.16b, v5.16b
-	str	s6, [x8, #396]
+	bif	v5.16b, v26.16b, v18.16b
+	eor	v4.16b, v1.16b, v3.16b
+	str	s4, [x8, #384]
+	eor	v4.16b, v2.16b, v3.16b
+	str	s4, [x8, #388]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -10128,2292 +10898,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
 	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2
-	add	x8, x8, #4
-	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_3
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_3:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2
-	str	xzr, [x0, #328]
-	mov	x9, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_2:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_2:
-	str	x7, [x0, #328]
-	mov	x7, #4
-	str	x7, [x0, #336]
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_2:
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_4
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_4:
-	sub	x8, x8, #4
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
-	ldr	q17, [x6, #560]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	q17, [x6, #528]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #2688]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #2704]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #2720]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #2736]
-	ldr	q23, [x0, #2752]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #2768]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #2784]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #2800]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_128:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_128:
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single128
-	cmp	x7, #254
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single128
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128:
-	add	x7, x0, x7, lsl #2
-	ldr	q3, [x0, #352]
-	ldr	s1, [x7, #384]
-	ldr	s2, [x7, #388]
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x6, #32]
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v24.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #1680]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v24.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #1712]
-	eor	v23.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldr	q22, [x0, #1728]
-	ldr	q24, [x0, #1664]
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldr	q23, [x0, #1696]
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	ldr	q25, [x0, #1744]
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v20.16b
-	tbl	v21.16b, {v4.16b}, v20.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v20.16b
-	tbl	v27.16b, {v5.16b}, v20.16b
-	tbl	v28.16b, {v3.16b}, v20.16b
-	tbl	v29.16b, {v18.16b}, v20.16b
-	tbl	v30.16b, {v16.16b}, v20.16b
-	tbl	v20.16b, {v2.16b}, v20.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v27.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v26.16b, v21.16b, v26.16b
-	ldr	q31, [x0, #1760]
-	ldr	q8, [x0, #1776]
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v28.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v18.16b, v18.16b, v29.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v19.16b, v19.16b, v24.16b
-	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x6, #48]
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v7.16b, v28.16b, v22.16b
-	eor	v22.16b, v27.16b, v23.16b
-	eor	v20.16b, v20.16b, v25.16b
-	eor	v23.16b, v29.16b, v31.16b
-	tbl	v17.16b, {v17.16b}, v21.16b
-	eor	v6.16b, v6.16b, v5.16b
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v24.16b, v30.16b, v8.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v21.16b
-	eor	v26.16b, v26.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v21.16b
-	eor	v22.16b, v22.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v21.16b
-	eor	v6.16b, v6.16b, v16.16b
-	tbl	v27.16b, {v3.16b}, v21.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v28.16b, {v2.16b}, v21.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v29.16b, {v18.16b}, v21.16b
-	eor	v23.16b, v23.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v21.16b
-	eor	v24.16b, v24.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v26.16b, v25.16b
-	eor	v3.16b, v22.16b, v5.16b
-	eor	v4.16b, v6.16b, v4.16b
-	eor	v5.16b, v7.16b, v27.16b
-	eor	v6.16b, v20.16b, v28.16b
-	eor	v7.16b, v23.16b, v29.16b
-	eor	v16.16b, v24.16b, v16.16b
-	mov	x7, #1792
-	add	x7, x0, x7
-	add	x8, x6, #64
-	mov	x9, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x7], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x7], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x7], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x7], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #2688]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #2704]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #2720]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #2736]
-	ldr	q23, [x0, #2752]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #2768]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #2784]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #2800]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #592]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	add	x9, x8, #2
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	ldr	x10, [x0, #336]
-	add	x10, x10, #1
-	cmp	x9, x10
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_3
-	mov	x9, #0xffff
-	str	x9, [x0, #344]
-	add	x8, x8, #2
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_3:
-	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_128
-	sub	x8, x8, #1
-	str	x8, [x0, #344]
-	add	x8, x0, x7, lsl #2
-	ldr	q3, [x0, #352]
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q6, [x0]
-	ldr	q18, [x6, #560]
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v6.16b
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	movi	v18.16b, #85
-	ushr	v19.16b, v4.16b, #1
-	shl	v20.16b, v5.16b, #1
-	ushr	v21.16b, v6.16b, #1
-	ushr	v22.16b, v1.16b, #1
-	shl	v23.16b, v2.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v5.16b, v19.16b, v18.16b
-	bit	v2.16b, v22.16b, v18.16b
-	bif	v1.16b, v23.16b, v18.16b
-	bif	v4.16b, v20.16b, v18.16b
-	bit	v7.16b, v21.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v5.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
-	eor	v18.16b, v17.16b, v2.16b
-	eor	v19.16b, v6.16b, v4.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v20.16b, v17.16b, v6.16b
-	eor	v21.16b, v17.16b, v4.16b
-	eor	v22.16b, v19.16b, v18.16b
-	eor	v23.16b, v1.16b, v7.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v24.16b, v2.16b, v23.16b
-	eor	v6.16b, v6.16b, v23.16b
-	bic	v2.16b, v23.16b, v2.16b
-	eor	v25.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
-	and	v5.16b, v1.16b, v6.16b
-	eor	v26.16b, v20.16b, v16.16b
-	eor	v27.16b, v7.16b, v4.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v4.16b
-	eor	v7.16b, v7.16b, v26.16b
-	eor	v31.16b, v27.16b, v26.16b
-	and	v8.16b, v20.16b, v26.16b
-	and	v9.16b, v29.16b, v28.16b
-	eor	v10.16b, v1.16b, v26.16b
-	and	v11.16b, v21.16b, v27.16b
-	and	v12.16b, v18.16b, v7.16b
-	and	v13.16b, v19.16b, v31.16b
-	eor	v5.16b, v30.16b, v5.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v9.16b, v18.16b, v7.16b
-	eor	v11.16b, v8.16b, v11.16b
-	eor	v2.16b, v12.16b, v2.16b
-	eor	v8.16b, v8.16b, v13.16b
-	and	v13.16b, v25.16b, v10.16b
-	eor	v17.16b, v17.16b, v7.16b
-	eor	v5.16b, v5.16b, v11.16b
-	eor	v2.16b, v2.16b, v8.16b
-	eor	v30.16b, v30.16b, v8.16b
-	eor	v8.16b, v12.16b, v13.16b
-	eor	v12.16b, v21.16b, v27.16b
-	eor	v2.16b, v9.16b, v2.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v30.16b, v8.16b, v11.16b
-	eor	v5.16b, v12.16b, v5.16b
-	and	v8.16b, v16.16b, v2.16b
-	eor	v17.16b, v17.16b, v30.16b
-	eor	v30.16b, v16.16b, v5.16b
-	eor	v9.16b, v5.16b, v8.16b
-	eor	v8.16b, v17.16b, v8.16b
-	bsl	v9.16b, v2.16b, v17.16b
-	eor	v11.16b, v8.16b, v9.16b
-	eor	v2.16b, v2.16b, v9.16b
-	and	v1.16b, v1.16b, v9.16b
-	and	v6.16b, v6.16b, v9.16b
-	and	v17.16b, v17.16b, v11.16b
-	eor	v11.16b, v8.16b, v17.16b
-	bsl	v8.16b, v16.16b, v5.16b
-	eor	v2.16b, v2.16b, v17.16b
-	and	v5.16b, v8.16b, v11.16b
-	eor	v16.16b, v8.16b, v9.16b
-	eor	v17.16b, v9.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v9.16b, v10.16b, v8.16b
-	eor	v5.16b, v30.16b, v5.16b
-	and	v20.16b, v20.16b, v16.16b
-	and	v4.16b, v4.16b, v17.16b
-	and	v26.16b, v26.16b, v16.16b
-	and	v17.16b, v22.16b, v17.16b
-	and	v22.16b, v25.16b, v8.16b
-	eor	v2.16b, v2.16b, v5.16b
-	eor	v25.16b, v8.16b, v5.16b
-	and	v23.16b, v23.16b, v5.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v4.16b, v4.16b, v28.16b
-	and	v5.16b, v24.16b, v5.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v7.16b, v7.16b, v25.16b
-	and	v18.16b, v18.16b, v25.16b
-	and	v24.16b, v27.16b, v2.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x6]
-	and	v19.16b, v19.16b, v16.16b
-	eor	v23.16b, v7.16b, v23.16b
-	and	v16.16b, v31.16b, v16.16b
-	eor	v25.16b, v18.16b, v1.16b
-	eor	v7.16b, v7.16b, v9.16b
-	ldr	q27, [x0, #1552]
-	eor	v19.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v23.16b
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v23.16b, v24.16b, v25.16b
-	eor	v1.16b, v1.16b, v7.16b
-	ldr	q7, [x0, #1584]
-	eor	v24.16b, v29.16b, v19.16b
-	eor	v5.16b, v5.16b, v19.16b
-	eor	v19.16b, v26.16b, v16.16b
-	eor	v16.16b, v16.16b, v23.16b
-	ldr	q23, [x0, #1600]
-	ldr	q25, [x0, #1536]
-	eor	v17.16b, v17.16b, v24.16b
-	eor	v6.16b, v6.16b, v24.16b
-	eor	v20.16b, v20.16b, v19.16b
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v22.16b, v22.16b, v16.16b
-	ldr	q24, [x0, #1568]
-	eor	v4.16b, v17.16b, v4.16b
-	eor	v17.16b, v17.16b, v19.16b
-	ldr	q26, [x0, #1616]
-	eor	v18.16b, v18.16b, v5.16b
-	eor	v5.16b, v16.16b, v5.16b
-	eor	v16.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v6.16b, v22.16b, v6.16b
-	eor	v19.16b, v4.16b, v19.16b
-	tbl	v20.16b, {v18.16b}, v21.16b
-	tbl	v22.16b, {v5.16b}, v21.16b
-	eor	v2.16b, v2.16b, v16.16b
-	tbl	v16.16b, {v1.16b}, v21.16b
-	tbl	v28.16b, {v6.16b}, v21.16b
-	tbl	v29.16b, {v4.16b}, v21.16b
-	tbl	v30.16b, {v19.16b}, v21.16b
-	tbl	v31.16b, {v17.16b}, v21.16b
-	tbl	v21.16b, {v2.16b}, v21.16b
-	eor	v18.16b, v18.16b, v20.16b
-	eor	v6.16b, v6.16b, v28.16b
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v27.16b, v22.16b, v27.16b
-	ldr	q8, [x0, #1632]
-	ldr	q9, [x0, #1648]
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v4.16b, v4.16b, v29.16b
-	eor	v2.16b, v2.16b, v21.16b
-	eor	v19.16b, v19.16b, v30.16b
-	eor	v17.16b, v17.16b, v31.16b
-	eor	v20.16b, v20.16b, v25.16b
-	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x6, #16]
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v29.16b, v23.16b
-	eor	v23.16b, v28.16b, v24.16b
-	eor	v21.16b, v21.16b, v26.16b
-	eor	v24.16b, v30.16b, v8.16b
-	tbl	v18.16b, {v18.16b}, v22.16b
-	eor	v7.16b, v7.16b, v6.16b
-	eor	v16.16b, v16.16b, v1.16b
-	eor	v25.16b, v31.16b, v9.16b
-	eor	v20.16b, v20.16b, v17.16b
-	tbl	v26.16b, {v5.16b}, v22.16b
-	eor	v27.16b, v27.16b, v17.16b
-	tbl	v6.16b, {v6.16b}, v22.16b
-	eor	v23.16b, v23.16b, v5.16b
-	tbl	v5.16b, {v1.16b}, v22.16b
-	eor	v7.16b, v7.16b, v17.16b
-	tbl	v28.16b, {v4.16b}, v22.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v29.16b, {v2.16b}, v22.16b
-	eor	v21.16b, v21.16b, v4.16b
-	tbl	v30.16b, {v19.16b}, v22.16b
-	eor	v24.16b, v24.16b, v2.16b
-	tbl	v17.16b, {v17.16b}, v22.16b
-	eor	v25.16b, v25.16b, v19.16b
-	eor	v1.16b, v20.16b, v18.16b
-	eor	v2.16b, v27.16b, v26.16b
-	eor	v4.16b, v23.16b, v6.16b
-	eor	v5.16b, v7.16b, v5.16b
-	eor	v6.16b, v16.16b, v28.16b
-	eor	v7.16b, v21.16b, v29.16b
-	eor	v16.16b, v24.16b, v30.16b
-	eor	v17.16b, v25.16b, v17.16b
-	movi	v18.16b, #85
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v4.16b, #1
-	shl	v22.16b, v5.16b, #1
-	ushr	v23.16b, v6.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v4.16b, v22.16b, v18.16b
-	bit	v7.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v5.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
-	eor	v4.16b, v1.16b, v3.16b
-	str	s4, [x8, #384]
-	eor	v4.16b, v2.16b, v3.16b
-	str	s4, [x8, #388]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x6, #32]
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v24.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #1680]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v24.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #1712]
-	eor	v23.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldr	q22, [x0, #1728]
-	ldr	q24, [x0, #1664]
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldr	q23, [x0, #1696]
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	ldr	q25, [x0, #1744]
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v20.16b
-	tbl	v21.16b, {v4.16b}, v20.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v20.16b
-	tbl	v27.16b, {v5.16b}, v20.16b
-	tbl	v28.16b, {v3.16b}, v20.16b
-	tbl	v29.16b, {v18.16b}, v20.16b
-	tbl	v30.16b, {v16.16b}, v20.16b
-	tbl	v20.16b, {v2.16b}, v20.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v27.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v26.16b, v21.16b, v26.16b
-	ldr	q31, [x0, #1760]
-	ldr	q8, [x0, #1776]
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v28.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v18.16b, v18.16b, v29.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v19.16b, v19.16b, v24.16b
-	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x6, #48]
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v7.16b, v28.16b, v22.16b
-	eor	v22.16b, v27.16b, v23.16b
-	eor	v20.16b, v20.16b, v25.16b
-	eor	v23.16b, v29.16b, v31.16b
-	tbl	v17.16b, {v17.16b}, v21.16b
-	eor	v6.16b, v6.16b, v5.16b
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v24.16b, v30.16b, v8.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v21.16b
-	eor	v26.16b, v26.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v21.16b
-	eor	v22.16b, v22.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v21.16b
-	eor	v6.16b, v6.16b, v16.16b
-	tbl	v27.16b, {v3.16b}, v21.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v28.16b, {v2.16b}, v21.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v29.16b, {v18.16b}, v21.16b
-	eor	v23.16b, v23.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v21.16b
-	eor	v24.16b, v24.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v26.16b, v25.16b
-	eor	v3.16b, v22.16b, v5.16b
-	eor	v4.16b, v6.16b, v4.16b
-	eor	v5.16b, v7.16b, v27.16b
-	eor	v6.16b, v20.16b, v28.16b
-	eor	v7.16b, v23.16b, v29.16b
-	eor	v16.16b, v24.16b, v16.16b
-	mov	x8, #1792
-	add	x8, x0, x8
-	add	x9, x6, #64
-	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x8], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x9], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x8], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x8], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x8], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #2688]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #2704]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #2720]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #2736]
-	ldr	q23, [x0, #2752]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #2768]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #2784]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #2800]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
 	bif	v2.16b, v21.16b, v17.16b
 	bit	v3.16b, v18.16b, v17.16b
@@ -12450,9 +10934,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_3
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_5
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_3
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_5:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_3:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_3
 	str	xzr, [x0, #328]
@@ -12473,740 +10957,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_6
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_6:
-	sub	x8, x8, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
-	ldr	q17, [x6, #560]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #592]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	q17, [x6, #528]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #2688]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #2704]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #2720]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #2736]
-	ldr	q23, [x0, #2752]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #2768]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #2784]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #2800]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #592]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_128:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single128:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -13449,7 +11199,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #64
 	mov	x9, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -13617,7 +11367,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_7
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -13843,7 +11593,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_4:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -14371,7 +12121,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #64
 	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -14478,6 +12228,2276 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
 	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_8
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2688]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2704]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2720]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2736]
+	ldr	q23, [x0, #2752]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #2768]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #2784]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #2800]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v5.16b, #2
+	shl	v21.16b, v7.16b, #2
+	ushr	v22.16b, v2.16b, #2
+	shl	v23.16b, v4.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #2
+	bif	v5.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v22.16b, v17.16b
+	bif	v2.16b, v23.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v19.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	ldr	q25, [x6, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v25.16b
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_4
+	add	x8, x8, #1
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_4
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_4:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_4
+	str	xzr, [x0, #328]
+	mov	x9, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_4:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_4:
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4:
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_2
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_2:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_2:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_2
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain128:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_5
+	mov	x8, x3
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_5:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top128:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end128
+	and	x7, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_128
+	cmp	x7, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast8_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x6, #560]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_9
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldr	q17, [x6, #528]
+	movi	v18.16b, #85
+	movi	v19.16b, #51
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v5.16b, #1
+	shl	v24.16b, v6.16b, #1
+	ushr	v25.16b, v7.16b, #1
+	shl	v26.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v6.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	ushr	v17.16b, v1.16b, #2
+	shl	v18.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v2.16b, v21.16b, v19.16b
+	bit	v7.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v6.16b, v25.16b, v19.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_10
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2688]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2704]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2720]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2736]
+	ldr	q23, [x0, #2752]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #2768]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #2784]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #2800]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_128:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_128
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast4_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x6, #560]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_11
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldr	q17, [x6, #528]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_12
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2688]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2704]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2720]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2736]
+	ldr	q23, [x0, #2752]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #2768]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #2784]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #2800]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_128:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single128
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast2_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x6, #560]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_13
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldr	q17, [x6, #528]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_14:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -14675,101 +14695,60 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
 	bit	v2.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
 	bit	v4.16b, v20.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
 	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v5.16b, #2
-	shl	v21.16b, v7.16b, #2
-	ushr	v22.16b, v2.16b, #2
-	shl	v23.16b, v4.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #2
-	bif	v5.16b, v21.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
 	bit	v3.16b, v18.16b, v17.16b
-	bit	v4.16b, v22.16b, v17.16b
-	bif	v2.16b, v23.16b, v17.16b
-	bit	v7.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v19.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
 	shl	v19.16b, v5.16b, #4
 	ushr	v20.16b, v2.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x6, #592]
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_4
-	add	x8, x8, #1
-	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_7
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_7:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_4
-	str	xzr, [x0, #328]
-	mov	x9, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_4:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_4:
-	str	x7, [x0, #328]
-	mov	x7, #1
-	str	x7, [x0, #336]
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_4:
-	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_2
-	ldr	q2, [x2], #16
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x1], #16
-	adds	x4, x4, #1
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
 	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_2:
-	str	q1, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_2:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_2
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end128
-.Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent128:
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single128:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d1, x7
@@ -14839,7 +14818,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x7, #1536
 	add	x7, x0, x7
 	add	x8, x6, #0
-	mov	x9, #2
+	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_15:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -15007,7 +14986,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_15
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -15125,7 +15104,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x7, #1792
 	add	x7, x0, x7
 	add	x8, x6, #64
-	mov	x9, #7
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -15293,7 +15272,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_16
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -15482,25 +15461,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_partial_3:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_3:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_3
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end128
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end128
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end128:
+	mov	x3, x9
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r1_xor_stream_end128:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return
@@ -16475,7 +16457,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_5:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -17387,9 +17369,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_5
 	add	x8, x8, #8
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_6
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_8:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_6:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_5
 	str	xzr, [x0, #328]
@@ -17422,63 +17404,46 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_192:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192
+	ldr	x8, [x0, #336]
 	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_9
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_9:
-	sub	x8, x8, #8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q17, [x0]
-	ldr	q18, [x6, #560]
-	movi	v19.16b, #85
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	tbl	v5.16b, {v5.16b}, v18.16b
-	tbl	v6.16b, {v6.16b}, v18.16b
-	tbl	v7.16b, {v7.16b}, v18.16b
-	tbl	v16.16b, {v16.16b}, v18.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192:
+	add	x7, x0, x7, lsl #2
+	ldr	q5, [x0, #352]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	eor	v3.16b, v3.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
 	ushr	v20.16b, v3.16b, #1
 	shl	v21.16b, v4.16b, #1
 	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v3.16b, v21.16b, v19.16b
-	bit	v6.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v7.16b, v25.16b, v19.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -17513,10 +17478,181 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x6, #32]
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v24.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #1680]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v24.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #1712]
+	eor	v23.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldr	q22, [x0, #1728]
+	ldr	q24, [x0, #1664]
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldr	q23, [x0, #1696]
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	ldr	q25, [x0, #1744]
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v20.16b
+	tbl	v21.16b, {v4.16b}, v20.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v20.16b
+	tbl	v27.16b, {v5.16b}, v20.16b
+	tbl	v28.16b, {v3.16b}, v20.16b
+	tbl	v29.16b, {v18.16b}, v20.16b
+	tbl	v30.16b, {v16.16b}, v20.16b
+	tbl	v20.16b, {v2.16b}, v20.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v27.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v26.16b, v21.16b, v26.16b
+	ldr	q31, [x0, #1760]
+	ldr	q8, [x0, #1776]
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v28.16b
+	eor	v2.16b, v2.16b, v20.16b
+	eor	v18.16b, v18.16b, v29.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v19.16b, v19.16b, v24.16b
+	eor	v26.16b, v26.16b, v17.16b
+	ldr	q21, [x6, #48]
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v7.16b, v28.16b, v22.16b
+	eor	v22.16b, v27.16b, v23.16b
+	eor	v20.16b, v20.16b, v25.16b
+	eor	v23.16b, v29.16b, v31.16b
+	tbl	v17.16b, {v17.16b}, v21.16b
+	eor	v6.16b, v6.16b, v5.16b
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v24.16b, v30.16b, v8.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v21.16b
+	eor	v26.16b, v26.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v21.16b
+	eor	v22.16b, v22.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v21.16b
+	eor	v6.16b, v6.16b, v16.16b
+	tbl	v27.16b, {v3.16b}, v21.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v28.16b, {v2.16b}, v21.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v29.16b, {v18.16b}, v21.16b
+	eor	v23.16b, v23.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v21.16b
+	eor	v24.16b, v24.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v26.16b, v25.16b
+	eor	v3.16b, v22.16b, v5.16b
+	eor	v4.16b, v6.16b, v4.16b
+	eor	v5.16b, v7.16b, v27.16b
+	eor	v6.16b, v20.16b, v28.16b
+	eor	v7.16b, v23.16b, v29.16b
+	eor	v16.16b, v24.16b, v16.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x9, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -17600,30 +17736,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
+	ldp	q27, q29, [x8], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -17684,8 +17820,532 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
+	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_19
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2944]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2960]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2976]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2992]
+	ldr	q23, [x0, #3008]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3024]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3040]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3056]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #624]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_192:
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_6
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
+	add	x8, x8, #4
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_6:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain192
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
+	add	x8, x0, x7, lsl #2
+	ldr	q5, [x0, #352]
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q16, [x0]
+	ldr	q18, [x6, #560]
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v4.16b, v4.16b, v16.16b
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	movi	v18.16b, #85
+	ushr	v19.16b, v6.16b, #1
+	ushr	v20.16b, v1.16b, #1
+	shl	v21.16b, v2.16b, #1
+	ushr	v22.16b, v3.16b, #1
+	shl	v23.16b, v4.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v2.16b, v20.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v4.16b, v22.16b, v18.16b
+	bif	v3.16b, v23.16b, v18.16b
+	bit	v7.16b, v19.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	eor	v18.16b, v17.16b, v2.16b
+	eor	v19.16b, v6.16b, v3.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v20.16b, v17.16b, v6.16b
+	eor	v21.16b, v17.16b, v3.16b
+	eor	v22.16b, v19.16b, v18.16b
+	eor	v23.16b, v1.16b, v7.16b
+	eor	v4.16b, v4.16b, v22.16b
+	eor	v24.16b, v2.16b, v23.16b
+	eor	v6.16b, v6.16b, v23.16b
+	bic	v2.16b, v23.16b, v2.16b
+	eor	v25.16b, v17.16b, v23.16b
+	eor	v16.16b, v16.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v6.16b
+	eor	v26.16b, v20.16b, v16.16b
+	eor	v27.16b, v7.16b, v3.16b
+	eor	v28.16b, v1.16b, v3.16b
+	eor	v29.16b, v21.16b, v24.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor	v7.16b, v7.16b, v26.16b
+	eor	v31.16b, v27.16b, v26.16b
+	and	v8.16b, v20.16b, v26.16b
+	and	v9.16b, v29.16b, v28.16b
+	eor	v10.16b, v1.16b, v26.16b
+	and	v11.16b, v21.16b, v27.16b
+	and	v12.16b, v18.16b, v7.16b
+	and	v13.16b, v19.16b, v31.16b
+	eor	v4.16b, v30.16b, v4.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v9.16b, v18.16b, v7.16b
+	eor	v11.16b, v8.16b, v11.16b
+	eor	v2.16b, v12.16b, v2.16b
+	eor	v8.16b, v8.16b, v13.16b
+	and	v13.16b, v25.16b, v10.16b
+	eor	v17.16b, v17.16b, v7.16b
+	eor	v4.16b, v4.16b, v11.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v8.16b, v12.16b, v13.16b
+	eor	v12.16b, v21.16b, v27.16b
+	eor	v2.16b, v9.16b, v2.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v30.16b, v8.16b, v11.16b
+	eor	v4.16b, v12.16b, v4.16b
+	and	v8.16b, v16.16b, v2.16b
+	eor	v17.16b, v17.16b, v30.16b
+	eor	v30.16b, v16.16b, v4.16b
+	eor	v9.16b, v4.16b, v8.16b
+	eor	v8.16b, v17.16b, v8.16b
+	bsl	v9.16b, v2.16b, v17.16b
+	eor	v11.16b, v8.16b, v9.16b
+	eor	v2.16b, v2.16b, v9.16b
+	and	v1.16b, v1.16b, v9.16b
+	and	v6.16b, v6.16b, v9.16b
+	and	v17.16b, v17.16b, v11.16b
+	eor	v11.16b, v8.16b, v17.16b
+	bsl	v8.16b, v16.16b, v4.16b
+	eor	v2.16b, v2.16b, v17.16b
+	and	v4.16b, v8.16b, v11.16b
+	eor	v16.16b, v8.16b, v9.16b
+	eor	v17.16b, v9.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v9.16b, v10.16b, v8.16b
+	eor	v4.16b, v30.16b, v4.16b
+	and	v20.16b, v20.16b, v16.16b
+	and	v3.16b, v3.16b, v17.16b
+	and	v26.16b, v26.16b, v16.16b
+	and	v17.16b, v22.16b, v17.16b
+	and	v22.16b, v25.16b, v8.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v25.16b, v8.16b, v4.16b
+	and	v23.16b, v23.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v28.16b
+	and	v4.16b, v24.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v7.16b, v7.16b, v25.16b
+	and	v18.16b, v18.16b, v25.16b
+	and	v24.16b, v27.16b, v2.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x6]
+	and	v19.16b, v19.16b, v16.16b
+	eor	v23.16b, v7.16b, v23.16b
+	and	v16.16b, v31.16b, v16.16b
+	eor	v25.16b, v18.16b, v1.16b
+	eor	v7.16b, v7.16b, v9.16b
+	ldr	q27, [x0, #1552]
+	eor	v19.16b, v20.16b, v19.16b
+	eor	v3.16b, v3.16b, v23.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v23.16b, v24.16b, v25.16b
+	eor	v1.16b, v1.16b, v7.16b
+	ldr	q7, [x0, #1584]
+	eor	v24.16b, v29.16b, v19.16b
+	eor	v4.16b, v4.16b, v19.16b
+	eor	v19.16b, v26.16b, v16.16b
+	eor	v16.16b, v16.16b, v23.16b
+	ldr	q23, [x0, #1600]
+	ldr	q25, [x0, #1536]
+	eor	v17.16b, v17.16b, v24.16b
+	eor	v6.16b, v6.16b, v24.16b
+	eor	v20.16b, v20.16b, v19.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v22.16b, v22.16b, v16.16b
+	ldr	q24, [x0, #1568]
+	eor	v3.16b, v17.16b, v3.16b
+	eor	v17.16b, v17.16b, v19.16b
+	ldr	q26, [x0, #1616]
+	eor	v18.16b, v18.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v22.16b, v20.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v6.16b, v22.16b, v6.16b
+	eor	v19.16b, v3.16b, v19.16b
+	tbl	v20.16b, {v18.16b}, v21.16b
+	tbl	v22.16b, {v4.16b}, v21.16b
+	eor	v2.16b, v2.16b, v16.16b
+	tbl	v16.16b, {v1.16b}, v21.16b
+	tbl	v28.16b, {v6.16b}, v21.16b
+	tbl	v29.16b, {v3.16b}, v21.16b
+	tbl	v30.16b, {v19.16b}, v21.16b
+	tbl	v31.16b, {v17.16b}, v21.16b
+	tbl	v21.16b, {v2.16b}, v21.16b
+	eor	v18.16b, v18.16b, v20.16b
+	eor	v6.16b, v6.16b, v28.16b
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v27.16b, v22.16b, v27.16b
+	ldr	q8, [x0, #1632]
+	ldr	q9, [x0, #1648]
+	eor	v4.16b, v4.16b, v22.16b
+	eor	v3.16b, v3.16b, v29.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v19.16b, v19.16b, v30.16b
+	eor	v17.16b, v17.16b, v31.16b
+	eor	v20.16b, v20.16b, v25.16b
+	eor	v27.16b, v27.16b, v18.16b
+	ldr	q22, [x6, #16]
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v29.16b, v23.16b
+	eor	v23.16b, v28.16b, v24.16b
+	eor	v21.16b, v21.16b, v26.16b
+	eor	v24.16b, v30.16b, v8.16b
+	tbl	v18.16b, {v18.16b}, v22.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v16.16b, v1.16b
+	eor	v25.16b, v31.16b, v9.16b
+	eor	v20.16b, v20.16b, v17.16b
+	tbl	v26.16b, {v4.16b}, v22.16b
+	eor	v27.16b, v27.16b, v17.16b
+	tbl	v6.16b, {v6.16b}, v22.16b
+	eor	v23.16b, v23.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v22.16b
+	eor	v7.16b, v7.16b, v17.16b
+	tbl	v28.16b, {v3.16b}, v22.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v29.16b, {v2.16b}, v22.16b
+	eor	v21.16b, v21.16b, v3.16b
+	tbl	v30.16b, {v19.16b}, v22.16b
+	eor	v24.16b, v24.16b, v2.16b
+	tbl	v17.16b, {v17.16b}, v22.16b
+	eor	v25.16b, v25.16b, v19.16b
+	eor	v1.16b, v20.16b, v18.16b
+	eor	v2.16b, v27.16b, v26.16b
+	eor	v3.16b, v23.16b, v6.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v6.16b, v16.16b, v28.16b
+	eor	v7.16b, v21.16b, v29.16b
+	eor	v16.16b, v24.16b, v30.16b
+	eor	v17.16b, v25.16b, v17.16b
+	movi	v18.16b, #85
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v6.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v2.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	eor	v6.16b, v1.16b, v5.16b
+	str	s6, [x8, #384]
+	eor	v6.16b, v2.16b, v5.16b
+	str	s6, [x8, #388]
+	eor	v6.16b, v3.16b, v5.16b
+	str	s6, [x8, #392]
+	eor	v6.16b, v4.16b, v5.16b
+	str	s6, [x8, #396]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -17737,79 +18397,181 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #592]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	q17, [x6, #528]
-	movi	v18.16b, #85
-	movi	v19.16b, #51
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	ushr	v23.16b, v5.16b, #1
-	shl	v24.16b, v6.16b, #1
-	ushr	v25.16b, v7.16b, #1
-	shl	v26.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
-	bit	v6.16b, v23.16b, v18.16b
-	bif	v5.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	ushr	v17.16b, v1.16b, #2
-	shl	v18.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v2.16b, v21.16b, v19.16b
-	bit	v7.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v6.16b, v25.16b, v19.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #9
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x6, #32]
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v24.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #1680]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v24.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #1712]
+	eor	v23.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldr	q22, [x0, #1728]
+	ldr	q24, [x0, #1664]
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldr	q23, [x0, #1696]
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	ldr	q25, [x0, #1744]
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v20.16b
+	tbl	v21.16b, {v4.16b}, v20.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v20.16b
+	tbl	v27.16b, {v5.16b}, v20.16b
+	tbl	v28.16b, {v3.16b}, v20.16b
+	tbl	v29.16b, {v18.16b}, v20.16b
+	tbl	v30.16b, {v16.16b}, v20.16b
+	tbl	v20.16b, {v2.16b}, v20.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v27.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v26.16b, v21.16b, v26.16b
+	ldr	q31, [x0, #1760]
+	ldr	q8, [x0, #1776]
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v28.16b
+	eor	v2.16b, v2.16b, v20.16b
+	eor	v18.16b, v18.16b, v29.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v19.16b, v19.16b, v24.16b
+	eor	v26.16b, v26.16b, v17.16b
+	ldr	q21, [x6, #48]
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v7.16b, v28.16b, v22.16b
+	eor	v22.16b, v27.16b, v23.16b
+	eor	v20.16b, v20.16b, v25.16b
+	eor	v23.16b, v29.16b, v31.16b
+	tbl	v17.16b, {v17.16b}, v21.16b
+	eor	v6.16b, v6.16b, v5.16b
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v24.16b, v30.16b, v8.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v21.16b
+	eor	v26.16b, v26.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v21.16b
+	eor	v22.16b, v22.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v21.16b
+	eor	v6.16b, v6.16b, v16.16b
+	tbl	v27.16b, {v3.16b}, v21.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v28.16b, {v2.16b}, v21.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v29.16b, {v18.16b}, v21.16b
+	eor	v23.16b, v23.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v21.16b
+	eor	v24.16b, v24.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v26.16b, v25.16b
+	eor	v3.16b, v22.16b, v5.16b
+	eor	v4.16b, v6.16b, v4.16b
+	eor	v5.16b, v7.16b, v27.16b
+	eor	v6.16b, v20.16b, v28.16b
+	eor	v7.16b, v23.16b, v29.16b
+	eor	v16.16b, v24.16b, v16.16b
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x6, #64
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -17893,30 +18655,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -17977,7 +18739,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_20
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -18148,69 +18910,71 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
 	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
+	ldr	q20, [x6, #624]
 	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #624]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_6
+	add	x8, x8, #4
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_7
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_7:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_6
+	str	xzr, [x0, #328]
+	mov	x9, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_6:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_6:
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6:
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
 	stp	q1, q2, [x1], #32
 	ldp	q1, q2, [x2], #32
 	eor	v3.16b, v3.16b, v1.16b
 	eor	v4.16b, v4.16b, v2.16b
 	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
+	adds	x4, x4, #4
 	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_192:
-	add	x7, x7, #8
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_192:
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192
-	cmp	x7, #252
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single192
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single192
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192:
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192:
 	add	x7, x0, x7, lsl #2
-	ldr	q5, [x0, #352]
+	ldr	q3, [x0, #352]
 	ldr	s1, [x7, #384]
 	ldr	s2, [x7, #388]
-	ldr	s3, [x7, #392]
-	ldr	s4, [x7, #396]
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	eor	v3.16b, v3.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v3.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -18762,122 +19526,112 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
 	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
 	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
 	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #624]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
 	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
+	adds	x4, x4, #2
 	adc	x5, x5, xzr
-	sub	x3, x3, #64
+	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_192:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_192:
 	ldr	x8, [x0, #328]
 	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x9, x8, #4
+	add	x9, x8, #2
 	and	x9, x9, #255
 	sub	x9, x9, #1
 	ldr	x10, [x0, #336]
-	add	x10, x10, #3
+	add	x10, x10, #1
 	cmp	x9, x10
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_6
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_7
 	mov	x9, #0xffff
 	str	x9, [x0, #344]
-	add	x8, x8, #4
+	add	x8, x8, #2
 	ldr	x9, [x0, #336]
 	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_6:
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_7:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
-	ldr	q5, [x0, #352]
+	ldr	q3, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q16, [x0]
+	ldr	q6, [x0]
 	ldr	q18, [x6, #560]
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
+	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v4.16b, v4.16b, v16.16b
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
 	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
 	movi	v18.16b, #85
-	ushr	v19.16b, v6.16b, #1
-	ushr	v20.16b, v1.16b, #1
-	shl	v21.16b, v2.16b, #1
-	ushr	v22.16b, v3.16b, #1
-	shl	v23.16b, v4.16b, #1
+	ushr	v19.16b, v4.16b, #1
+	shl	v20.16b, v5.16b, #1
+	ushr	v21.16b, v6.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v2.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v20.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v4.16b, v22.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v7.16b, v19.16b, v18.16b
+	bit	v5.16b, v19.16b, v18.16b
+	bit	v2.16b, v22.16b, v18.16b
+	bif	v1.16b, v23.16b, v18.16b
+	bif	v4.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
+	shl	v20.16b, v4.16b, #2
 	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
+	shl	v22.16b, v5.16b, #2
 	ushr	v23.16b, v6.16b, #2
 	shl	v24.16b, v16.16b, #2
 	ushr	v25.16b, v7.16b, #2
 	shl	v26.16b, v17.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
+	bit	v4.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
 	bif	v2.16b, v22.16b, v18.16b
 	bit	v16.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
@@ -18887,39 +19641,39 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v19.16b, v1.16b, #4
 	ushr	v20.16b, v2.16b, #4
 	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
+	ushr	v22.16b, v4.16b, #4
 	shl	v23.16b, v7.16b, #4
 	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v4.16b, #4
+	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
 	bit	v7.16b, v20.16b, v18.16b
 	bif	v2.16b, v23.16b, v18.16b
 	bit	v16.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
+	bif	v5.16b, v26.16b, v18.16b
 	eor	v18.16b, v17.16b, v2.16b
-	eor	v19.16b, v6.16b, v3.16b
+	eor	v19.16b, v6.16b, v4.16b
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v20.16b, v17.16b, v6.16b
-	eor	v21.16b, v17.16b, v3.16b
+	eor	v21.16b, v17.16b, v4.16b
 	eor	v22.16b, v19.16b, v18.16b
 	eor	v23.16b, v1.16b, v7.16b
-	eor	v4.16b, v4.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
 	eor	v24.16b, v2.16b, v23.16b
 	eor	v6.16b, v6.16b, v23.16b
 	bic	v2.16b, v23.16b, v2.16b
 	eor	v25.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v6.16b
+	eor	v16.16b, v16.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
+	and	v5.16b, v1.16b, v6.16b
 	eor	v26.16b, v20.16b, v16.16b
-	eor	v27.16b, v7.16b, v3.16b
-	eor	v28.16b, v1.16b, v3.16b
+	eor	v27.16b, v7.16b, v4.16b
+	eor	v28.16b, v1.16b, v4.16b
 	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v3.16b
+	and	v30.16b, v22.16b, v4.16b
 	eor	v7.16b, v7.16b, v26.16b
 	eor	v31.16b, v27.16b, v26.16b
 	and	v8.16b, v20.16b, v26.16b
@@ -18928,7 +19682,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v11.16b, v21.16b, v27.16b
 	and	v12.16b, v18.16b, v7.16b
 	and	v13.16b, v19.16b, v31.16b
-	eor	v4.16b, v30.16b, v4.16b
+	eor	v5.16b, v30.16b, v5.16b
 	eor	v30.16b, v30.16b, v9.16b
 	eor	v9.16b, v18.16b, v7.16b
 	eor	v11.16b, v8.16b, v11.16b
@@ -18936,7 +19690,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v8.16b, v8.16b, v13.16b
 	and	v13.16b, v25.16b, v10.16b
 	eor	v17.16b, v17.16b, v7.16b
-	eor	v4.16b, v4.16b, v11.16b
+	eor	v5.16b, v5.16b, v11.16b
 	eor	v2.16b, v2.16b, v8.16b
 	eor	v30.16b, v30.16b, v8.16b
 	eor	v8.16b, v12.16b, v13.16b
@@ -18944,11 +19698,11 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v9.16b, v2.16b
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v30.16b, v8.16b, v11.16b
-	eor	v4.16b, v12.16b, v4.16b
+	eor	v5.16b, v12.16b, v5.16b
 	and	v8.16b, v16.16b, v2.16b
 	eor	v17.16b, v17.16b, v30.16b
-	eor	v30.16b, v16.16b, v4.16b
-	eor	v9.16b, v4.16b, v8.16b
+	eor	v30.16b, v16.16b, v5.16b
+	eor	v9.16b, v5.16b, v8.16b
 	eor	v8.16b, v17.16b, v8.16b
 	bsl	v9.16b, v2.16b, v17.16b
 	eor	v11.16b, v8.16b, v9.16b
@@ -18957,26 +19711,26 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v6.16b, v6.16b, v9.16b
 	and	v17.16b, v17.16b, v11.16b
 	eor	v11.16b, v8.16b, v17.16b
-	bsl	v8.16b, v16.16b, v4.16b
+	bsl	v8.16b, v16.16b, v5.16b
 	eor	v2.16b, v2.16b, v17.16b
-	and	v4.16b, v8.16b, v11.16b
+	and	v5.16b, v8.16b, v11.16b
 	eor	v16.16b, v8.16b, v9.16b
 	eor	v17.16b, v9.16b, v2.16b
 	and	v28.16b, v28.16b, v2.16b
 	and	v29.16b, v29.16b, v2.16b
 	and	v9.16b, v10.16b, v8.16b
-	eor	v4.16b, v30.16b, v4.16b
+	eor	v5.16b, v30.16b, v5.16b
 	and	v20.16b, v20.16b, v16.16b
-	and	v3.16b, v3.16b, v17.16b
+	and	v4.16b, v4.16b, v17.16b
 	and	v26.16b, v26.16b, v16.16b
 	and	v17.16b, v22.16b, v17.16b
 	and	v22.16b, v25.16b, v8.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v25.16b, v8.16b, v4.16b
-	and	v23.16b, v23.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v28.16b
-	and	v4.16b, v24.16b, v4.16b
+	eor	v2.16b, v2.16b, v5.16b
+	eor	v25.16b, v8.16b, v5.16b
+	and	v23.16b, v23.16b, v5.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v4.16b, v4.16b, v28.16b
+	and	v5.16b, v24.16b, v5.16b
 	eor	v16.16b, v2.16b, v16.16b
 	and	v7.16b, v7.16b, v25.16b
 	and	v18.16b, v18.16b, v25.16b
@@ -18990,13 +19744,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v9.16b
 	ldr	q27, [x0, #1552]
 	eor	v19.16b, v20.16b, v19.16b
-	eor	v3.16b, v3.16b, v23.16b
+	eor	v4.16b, v4.16b, v23.16b
 	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v25.16b
 	eor	v1.16b, v1.16b, v7.16b
 	ldr	q7, [x0, #1584]
 	eor	v24.16b, v29.16b, v19.16b
-	eor	v4.16b, v4.16b, v19.16b
+	eor	v5.16b, v5.16b, v19.16b
 	eor	v19.16b, v26.16b, v16.16b
 	eor	v16.16b, v16.16b, v23.16b
 	ldr	q23, [x0, #1600]
@@ -19004,24 +19758,24 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v17.16b, v17.16b, v24.16b
 	eor	v6.16b, v6.16b, v24.16b
 	eor	v20.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v1.16b
+	eor	v5.16b, v5.16b, v1.16b
 	eor	v22.16b, v22.16b, v16.16b
 	ldr	q24, [x0, #1568]
-	eor	v3.16b, v17.16b, v3.16b
+	eor	v4.16b, v17.16b, v4.16b
 	eor	v17.16b, v17.16b, v19.16b
 	ldr	q26, [x0, #1616]
-	eor	v18.16b, v18.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
+	eor	v18.16b, v18.16b, v5.16b
+	eor	v5.16b, v16.16b, v5.16b
 	eor	v16.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v6.16b, v22.16b, v6.16b
-	eor	v19.16b, v3.16b, v19.16b
+	eor	v19.16b, v4.16b, v19.16b
 	tbl	v20.16b, {v18.16b}, v21.16b
-	tbl	v22.16b, {v4.16b}, v21.16b
+	tbl	v22.16b, {v5.16b}, v21.16b
 	eor	v2.16b, v2.16b, v16.16b
 	tbl	v16.16b, {v1.16b}, v21.16b
 	tbl	v28.16b, {v6.16b}, v21.16b
-	tbl	v29.16b, {v3.16b}, v21.16b
+	tbl	v29.16b, {v4.16b}, v21.16b
 	tbl	v30.16b, {v19.16b}, v21.16b
 	tbl	v31.16b, {v17.16b}, v21.16b
 	tbl	v21.16b, {v2.16b}, v21.16b
@@ -19031,8 +19785,8 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v27.16b, v22.16b, v27.16b
 	ldr	q8, [x0, #1632]
 	ldr	q9, [x0, #1648]
-	eor	v4.16b, v4.16b, v22.16b
-	eor	v3.16b, v3.16b, v29.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v4.16b, v4.16b, v29.16b
 	eor	v2.16b, v2.16b, v21.16b
 	eor	v19.16b, v19.16b, v30.16b
 	eor	v17.16b, v17.16b, v31.16b
@@ -19049,24 +19803,24 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v1.16b
 	eor	v25.16b, v31.16b, v9.16b
 	eor	v20.16b, v20.16b, v17.16b
-	tbl	v26.16b, {v4.16b}, v22.16b
+	tbl	v26.16b, {v5.16b}, v22.16b
 	eor	v27.16b, v27.16b, v17.16b
 	tbl	v6.16b, {v6.16b}, v22.16b
-	eor	v23.16b, v23.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v22.16b
+	eor	v23.16b, v23.16b, v5.16b
+	tbl	v5.16b, {v1.16b}, v22.16b
 	eor	v7.16b, v7.16b, v17.16b
-	tbl	v28.16b, {v3.16b}, v22.16b
+	tbl	v28.16b, {v4.16b}, v22.16b
 	eor	v16.16b, v16.16b, v17.16b
 	tbl	v29.16b, {v2.16b}, v22.16b
-	eor	v21.16b, v21.16b, v3.16b
+	eor	v21.16b, v21.16b, v4.16b
 	tbl	v30.16b, {v19.16b}, v22.16b
 	eor	v24.16b, v24.16b, v2.16b
 	tbl	v17.16b, {v17.16b}, v22.16b
 	eor	v25.16b, v25.16b, v19.16b
 	eor	v1.16b, v20.16b, v18.16b
 	eor	v2.16b, v27.16b, v26.16b
-	eor	v3.16b, v23.16b, v6.16b
-	eor	v4.16b, v7.16b, v4.16b
+	eor	v4.16b, v23.16b, v6.16b
+	eor	v5.16b, v7.16b, v5.16b
 	eor	v6.16b, v16.16b, v28.16b
 	eor	v7.16b, v21.16b, v29.16b
 	eor	v16.16b, v24.16b, v30.16b
@@ -19074,32 +19828,32 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
+	ushr	v21.16b, v4.16b, #1
+	shl	v22.16b, v5.16b, #1
 	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
 	bit	v2.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v4.16b, v22.16b, v18.16b
 	bit	v7.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
+	shl	v20.16b, v4.16b, #2
 	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
+	shl	v22.16b, v5.16b, #2
 	ushr	v23.16b, v6.16b, #2
 	shl	v24.16b, v16.16b, #2
 	ushr	v25.16b, v7.16b, #2
 	shl	v26.16b, v17.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
+	bit	v4.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
 	bif	v2.16b, v22.16b, v18.16b
 	bit	v16.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
@@ -19109,27 +19863,25 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v19.16b, v1.16b, #4
 	ushr	v20.16b, v2.16b, #4
 	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
+	ushr	v22.16b, v4.16b, #4
 	shl	v23.16b, v7.16b, #4
 	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v4.16b, #4
+	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
 	bit	v7.16b, v20.16b, v18.16b
 	bif	v2.16b, v23.16b, v18.16b
 	bit	v16.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
-	eor	v6.16b, v1.16b, v5.16b
-	str	s6, [x8, #384]
-	eor	v6.16b, v2.16b, v5.16b
-	str	s6, [x8, #388]
-	eor	v6.16b, v3.16b, v5.16b
-	str	s6, [x8, #392]
-	eor	v6.16b, v4.16b, v5.16b
-	str	s6, [x8, #396]
+	bif	v5.16b, v26.16b, v18.16b
+	eor	v4.16b, v1.16b, v3.16b
+	str	s4, [x8, #384]
+	eor	v4.16b, v2.16b, v3.16b
+	str	s4, [x8, #388]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -19681,2292 +20433,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
 	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #624]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_6
-	add	x8, x8, #4
-	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_10
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_10:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_6
-	str	xzr, [x0, #328]
-	mov	x9, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_6:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_6:
-	str	x7, [x0, #328]
-	mov	x7, #4
-	str	x7, [x0, #336]
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_6:
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_11
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_11:
-	sub	x8, x8, #4
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
-	ldr	q17, [x6, #560]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	q17, [x6, #528]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #2944]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #2960]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #2976]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #2992]
-	ldr	q23, [x0, #3008]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #3024]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #3040]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #3056]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #624]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_192:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_192:
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single192
-	cmp	x7, #254
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single192
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192:
-	add	x7, x0, x7, lsl #2
-	ldr	q3, [x0, #352]
-	ldr	s1, [x7, #384]
-	ldr	s2, [x7, #388]
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x6, #32]
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v24.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #1680]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v24.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #1712]
-	eor	v23.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldr	q22, [x0, #1728]
-	ldr	q24, [x0, #1664]
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldr	q23, [x0, #1696]
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	ldr	q25, [x0, #1744]
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v20.16b
-	tbl	v21.16b, {v4.16b}, v20.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v20.16b
-	tbl	v27.16b, {v5.16b}, v20.16b
-	tbl	v28.16b, {v3.16b}, v20.16b
-	tbl	v29.16b, {v18.16b}, v20.16b
-	tbl	v30.16b, {v16.16b}, v20.16b
-	tbl	v20.16b, {v2.16b}, v20.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v27.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v26.16b, v21.16b, v26.16b
-	ldr	q31, [x0, #1760]
-	ldr	q8, [x0, #1776]
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v28.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v18.16b, v18.16b, v29.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v19.16b, v19.16b, v24.16b
-	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x6, #48]
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v7.16b, v28.16b, v22.16b
-	eor	v22.16b, v27.16b, v23.16b
-	eor	v20.16b, v20.16b, v25.16b
-	eor	v23.16b, v29.16b, v31.16b
-	tbl	v17.16b, {v17.16b}, v21.16b
-	eor	v6.16b, v6.16b, v5.16b
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v24.16b, v30.16b, v8.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v21.16b
-	eor	v26.16b, v26.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v21.16b
-	eor	v22.16b, v22.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v21.16b
-	eor	v6.16b, v6.16b, v16.16b
-	tbl	v27.16b, {v3.16b}, v21.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v28.16b, {v2.16b}, v21.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v29.16b, {v18.16b}, v21.16b
-	eor	v23.16b, v23.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v21.16b
-	eor	v24.16b, v24.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v26.16b, v25.16b
-	eor	v3.16b, v22.16b, v5.16b
-	eor	v4.16b, v6.16b, v4.16b
-	eor	v5.16b, v7.16b, v27.16b
-	eor	v6.16b, v20.16b, v28.16b
-	eor	v7.16b, v23.16b, v29.16b
-	eor	v16.16b, v24.16b, v16.16b
-	mov	x7, #1792
-	add	x7, x0, x7
-	add	x8, x6, #64
-	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_25:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x7], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x7], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x7], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x7], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_25
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #2944]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #2960]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #2976]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #2992]
-	ldr	q23, [x0, #3008]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #3024]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #3040]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #3056]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #624]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	add	x9, x8, #2
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	ldr	x10, [x0, #336]
-	add	x10, x10, #1
-	cmp	x9, x10
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_7
-	mov	x9, #0xffff
-	str	x9, [x0, #344]
-	add	x8, x8, #2
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_7:
-	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_192
-	sub	x8, x8, #1
-	str	x8, [x0, #344]
-	add	x8, x0, x7, lsl #2
-	ldr	q3, [x0, #352]
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q6, [x0]
-	ldr	q18, [x6, #560]
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v6.16b
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	movi	v18.16b, #85
-	ushr	v19.16b, v4.16b, #1
-	shl	v20.16b, v5.16b, #1
-	ushr	v21.16b, v6.16b, #1
-	ushr	v22.16b, v1.16b, #1
-	shl	v23.16b, v2.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v5.16b, v19.16b, v18.16b
-	bit	v2.16b, v22.16b, v18.16b
-	bif	v1.16b, v23.16b, v18.16b
-	bif	v4.16b, v20.16b, v18.16b
-	bit	v7.16b, v21.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v5.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
-	eor	v18.16b, v17.16b, v2.16b
-	eor	v19.16b, v6.16b, v4.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v20.16b, v17.16b, v6.16b
-	eor	v21.16b, v17.16b, v4.16b
-	eor	v22.16b, v19.16b, v18.16b
-	eor	v23.16b, v1.16b, v7.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v24.16b, v2.16b, v23.16b
-	eor	v6.16b, v6.16b, v23.16b
-	bic	v2.16b, v23.16b, v2.16b
-	eor	v25.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
-	and	v5.16b, v1.16b, v6.16b
-	eor	v26.16b, v20.16b, v16.16b
-	eor	v27.16b, v7.16b, v4.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v4.16b
-	eor	v7.16b, v7.16b, v26.16b
-	eor	v31.16b, v27.16b, v26.16b
-	and	v8.16b, v20.16b, v26.16b
-	and	v9.16b, v29.16b, v28.16b
-	eor	v10.16b, v1.16b, v26.16b
-	and	v11.16b, v21.16b, v27.16b
-	and	v12.16b, v18.16b, v7.16b
-	and	v13.16b, v19.16b, v31.16b
-	eor	v5.16b, v30.16b, v5.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v9.16b, v18.16b, v7.16b
-	eor	v11.16b, v8.16b, v11.16b
-	eor	v2.16b, v12.16b, v2.16b
-	eor	v8.16b, v8.16b, v13.16b
-	and	v13.16b, v25.16b, v10.16b
-	eor	v17.16b, v17.16b, v7.16b
-	eor	v5.16b, v5.16b, v11.16b
-	eor	v2.16b, v2.16b, v8.16b
-	eor	v30.16b, v30.16b, v8.16b
-	eor	v8.16b, v12.16b, v13.16b
-	eor	v12.16b, v21.16b, v27.16b
-	eor	v2.16b, v9.16b, v2.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v30.16b, v8.16b, v11.16b
-	eor	v5.16b, v12.16b, v5.16b
-	and	v8.16b, v16.16b, v2.16b
-	eor	v17.16b, v17.16b, v30.16b
-	eor	v30.16b, v16.16b, v5.16b
-	eor	v9.16b, v5.16b, v8.16b
-	eor	v8.16b, v17.16b, v8.16b
-	bsl	v9.16b, v2.16b, v17.16b
-	eor	v11.16b, v8.16b, v9.16b
-	eor	v2.16b, v2.16b, v9.16b
-	and	v1.16b, v1.16b, v9.16b
-	and	v6.16b, v6.16b, v9.16b
-	and	v17.16b, v17.16b, v11.16b
-	eor	v11.16b, v8.16b, v17.16b
-	bsl	v8.16b, v16.16b, v5.16b
-	eor	v2.16b, v2.16b, v17.16b
-	and	v5.16b, v8.16b, v11.16b
-	eor	v16.16b, v8.16b, v9.16b
-	eor	v17.16b, v9.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v9.16b, v10.16b, v8.16b
-	eor	v5.16b, v30.16b, v5.16b
-	and	v20.16b, v20.16b, v16.16b
-	and	v4.16b, v4.16b, v17.16b
-	and	v26.16b, v26.16b, v16.16b
-	and	v17.16b, v22.16b, v17.16b
-	and	v22.16b, v25.16b, v8.16b
-	eor	v2.16b, v2.16b, v5.16b
-	eor	v25.16b, v8.16b, v5.16b
-	and	v23.16b, v23.16b, v5.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v4.16b, v4.16b, v28.16b
-	and	v5.16b, v24.16b, v5.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v7.16b, v7.16b, v25.16b
-	and	v18.16b, v18.16b, v25.16b
-	and	v24.16b, v27.16b, v2.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x6]
-	and	v19.16b, v19.16b, v16.16b
-	eor	v23.16b, v7.16b, v23.16b
-	and	v16.16b, v31.16b, v16.16b
-	eor	v25.16b, v18.16b, v1.16b
-	eor	v7.16b, v7.16b, v9.16b
-	ldr	q27, [x0, #1552]
-	eor	v19.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v23.16b
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v23.16b, v24.16b, v25.16b
-	eor	v1.16b, v1.16b, v7.16b
-	ldr	q7, [x0, #1584]
-	eor	v24.16b, v29.16b, v19.16b
-	eor	v5.16b, v5.16b, v19.16b
-	eor	v19.16b, v26.16b, v16.16b
-	eor	v16.16b, v16.16b, v23.16b
-	ldr	q23, [x0, #1600]
-	ldr	q25, [x0, #1536]
-	eor	v17.16b, v17.16b, v24.16b
-	eor	v6.16b, v6.16b, v24.16b
-	eor	v20.16b, v20.16b, v19.16b
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v22.16b, v22.16b, v16.16b
-	ldr	q24, [x0, #1568]
-	eor	v4.16b, v17.16b, v4.16b
-	eor	v17.16b, v17.16b, v19.16b
-	ldr	q26, [x0, #1616]
-	eor	v18.16b, v18.16b, v5.16b
-	eor	v5.16b, v16.16b, v5.16b
-	eor	v16.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v6.16b, v22.16b, v6.16b
-	eor	v19.16b, v4.16b, v19.16b
-	tbl	v20.16b, {v18.16b}, v21.16b
-	tbl	v22.16b, {v5.16b}, v21.16b
-	eor	v2.16b, v2.16b, v16.16b
-	tbl	v16.16b, {v1.16b}, v21.16b
-	tbl	v28.16b, {v6.16b}, v21.16b
-	tbl	v29.16b, {v4.16b}, v21.16b
-	tbl	v30.16b, {v19.16b}, v21.16b
-	tbl	v31.16b, {v17.16b}, v21.16b
-	tbl	v21.16b, {v2.16b}, v21.16b
-	eor	v18.16b, v18.16b, v20.16b
-	eor	v6.16b, v6.16b, v28.16b
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v27.16b, v22.16b, v27.16b
-	ldr	q8, [x0, #1632]
-	ldr	q9, [x0, #1648]
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v4.16b, v4.16b, v29.16b
-	eor	v2.16b, v2.16b, v21.16b
-	eor	v19.16b, v19.16b, v30.16b
-	eor	v17.16b, v17.16b, v31.16b
-	eor	v20.16b, v20.16b, v25.16b
-	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x6, #16]
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v29.16b, v23.16b
-	eor	v23.16b, v28.16b, v24.16b
-	eor	v21.16b, v21.16b, v26.16b
-	eor	v24.16b, v30.16b, v8.16b
-	tbl	v18.16b, {v18.16b}, v22.16b
-	eor	v7.16b, v7.16b, v6.16b
-	eor	v16.16b, v16.16b, v1.16b
-	eor	v25.16b, v31.16b, v9.16b
-	eor	v20.16b, v20.16b, v17.16b
-	tbl	v26.16b, {v5.16b}, v22.16b
-	eor	v27.16b, v27.16b, v17.16b
-	tbl	v6.16b, {v6.16b}, v22.16b
-	eor	v23.16b, v23.16b, v5.16b
-	tbl	v5.16b, {v1.16b}, v22.16b
-	eor	v7.16b, v7.16b, v17.16b
-	tbl	v28.16b, {v4.16b}, v22.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v29.16b, {v2.16b}, v22.16b
-	eor	v21.16b, v21.16b, v4.16b
-	tbl	v30.16b, {v19.16b}, v22.16b
-	eor	v24.16b, v24.16b, v2.16b
-	tbl	v17.16b, {v17.16b}, v22.16b
-	eor	v25.16b, v25.16b, v19.16b
-	eor	v1.16b, v20.16b, v18.16b
-	eor	v2.16b, v27.16b, v26.16b
-	eor	v4.16b, v23.16b, v6.16b
-	eor	v5.16b, v7.16b, v5.16b
-	eor	v6.16b, v16.16b, v28.16b
-	eor	v7.16b, v21.16b, v29.16b
-	eor	v16.16b, v24.16b, v30.16b
-	eor	v17.16b, v25.16b, v17.16b
-	movi	v18.16b, #85
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v4.16b, #1
-	shl	v22.16b, v5.16b, #1
-	ushr	v23.16b, v6.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v4.16b, v22.16b, v18.16b
-	bit	v7.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v5.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
-	eor	v4.16b, v1.16b, v3.16b
-	str	s4, [x8, #384]
-	eor	v4.16b, v2.16b, v3.16b
-	str	s4, [x8, #388]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x6, #32]
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v24.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #1680]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v24.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #1712]
-	eor	v23.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldr	q22, [x0, #1728]
-	ldr	q24, [x0, #1664]
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldr	q23, [x0, #1696]
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	ldr	q25, [x0, #1744]
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v20.16b
-	tbl	v21.16b, {v4.16b}, v20.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v20.16b
-	tbl	v27.16b, {v5.16b}, v20.16b
-	tbl	v28.16b, {v3.16b}, v20.16b
-	tbl	v29.16b, {v18.16b}, v20.16b
-	tbl	v30.16b, {v16.16b}, v20.16b
-	tbl	v20.16b, {v2.16b}, v20.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v27.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v26.16b, v21.16b, v26.16b
-	ldr	q31, [x0, #1760]
-	ldr	q8, [x0, #1776]
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v28.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v18.16b, v18.16b, v29.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v19.16b, v19.16b, v24.16b
-	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x6, #48]
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v7.16b, v28.16b, v22.16b
-	eor	v22.16b, v27.16b, v23.16b
-	eor	v20.16b, v20.16b, v25.16b
-	eor	v23.16b, v29.16b, v31.16b
-	tbl	v17.16b, {v17.16b}, v21.16b
-	eor	v6.16b, v6.16b, v5.16b
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v24.16b, v30.16b, v8.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v21.16b
-	eor	v26.16b, v26.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v21.16b
-	eor	v22.16b, v22.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v21.16b
-	eor	v6.16b, v6.16b, v16.16b
-	tbl	v27.16b, {v3.16b}, v21.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v28.16b, {v2.16b}, v21.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v29.16b, {v18.16b}, v21.16b
-	eor	v23.16b, v23.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v21.16b
-	eor	v24.16b, v24.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v26.16b, v25.16b
-	eor	v3.16b, v22.16b, v5.16b
-	eor	v4.16b, v6.16b, v4.16b
-	eor	v5.16b, v7.16b, v27.16b
-	eor	v6.16b, v20.16b, v28.16b
-	eor	v7.16b, v23.16b, v29.16b
-	eor	v16.16b, v24.16b, v16.16b
-	mov	x8, #1792
-	add	x8, x0, x8
-	add	x9, x6, #64
-	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_26:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x8], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x9], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x8], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x8], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x8], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_26
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #2944]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #2960]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #2976]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #2992]
-	ldr	q23, [x0, #3008]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #3024]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #3040]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #3056]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
 	bif	v2.16b, v21.16b, v17.16b
 	bit	v3.16b, v18.16b, v17.16b
@@ -22003,9 +20469,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_7
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_12
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_8
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_12:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_8:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_7
 	str	xzr, [x0, #328]
@@ -22026,740 +20492,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_13
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_13:
-	sub	x8, x8, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
-	ldr	q17, [x6, #560]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #592]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	q17, [x6, #528]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #2944]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #2960]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #2976]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #2992]
-	ldr	q23, [x0, #3008]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #3024]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #3040]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #3056]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #624]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_192:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single192:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -23002,7 +20734,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #64
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_29:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -23170,7 +20902,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_29
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_23
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -23396,7 +21128,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_8:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -23924,7 +21656,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #64
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_30:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -24031,6 +21763,2276 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
 	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_24
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2944]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2960]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2976]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2992]
+	ldr	q23, [x0, #3008]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3024]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3040]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3056]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v5.16b, #2
+	shl	v21.16b, v7.16b, #2
+	ushr	v22.16b, v2.16b, #2
+	shl	v23.16b, v4.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #2
+	bif	v5.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v22.16b, v17.16b
+	bif	v2.16b, v23.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v19.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	ldr	q25, [x6, #624]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v25.16b
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_8
+	add	x8, x8, #1
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_9
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_9:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_8
+	str	xzr, [x0, #328]
+	mov	x9, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_8:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_8:
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8:
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_5
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_5:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_5:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_5
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain192:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_10
+	mov	x8, x3
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_10:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top192:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end192
+	and	x7, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_192
+	cmp	x7, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast8_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x6, #560]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_25:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_25
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldr	q17, [x6, #528]
+	movi	v18.16b, #85
+	movi	v19.16b, #51
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v5.16b, #1
+	shl	v24.16b, v6.16b, #1
+	ushr	v25.16b, v7.16b, #1
+	shl	v26.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v6.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	ushr	v17.16b, v1.16b, #2
+	shl	v18.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v2.16b, v21.16b, v19.16b
+	bit	v7.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v6.16b, v25.16b, v19.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_26:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_26
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2944]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2960]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2976]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2992]
+	ldr	q23, [x0, #3008]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3024]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3040]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3056]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #624]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_192:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_192
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast4_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x6, #560]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_27
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldr	q17, [x6, #528]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_28
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #2944]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #2960]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #2976]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #2992]
+	ldr	q23, [x0, #3008]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3024]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3040]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3056]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #624]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_192:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single192
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast2_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x6, #560]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_29:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_29
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldr	q17, [x6, #528]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_30:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -24228,101 +24230,60 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
 	bit	v2.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
 	bit	v4.16b, v20.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
 	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v5.16b, #2
-	shl	v21.16b, v7.16b, #2
-	ushr	v22.16b, v2.16b, #2
-	shl	v23.16b, v4.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #2
-	bif	v5.16b, v21.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
 	bit	v3.16b, v18.16b, v17.16b
-	bit	v4.16b, v22.16b, v17.16b
-	bif	v2.16b, v23.16b, v17.16b
-	bit	v7.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v19.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
 	shl	v19.16b, v5.16b, #4
 	ushr	v20.16b, v2.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x6, #624]
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #624]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_8
-	add	x8, x8, #1
-	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_14
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_14:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_8
-	str	xzr, [x0, #328]
-	mov	x9, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_8:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_8:
-	str	x7, [x0, #328]
-	mov	x7, #1
-	str	x7, [x0, #336]
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_8:
-	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_5
-	ldr	q2, [x2], #16
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x1], #16
-	adds	x4, x4, #1
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
 	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_5:
-	str	q1, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_5:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_5
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end192
-.Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent192:
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single192:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d1, x7
@@ -24392,7 +24353,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x7, #1536
 	add	x7, x0, x7
 	add	x8, x6, #0
-	mov	x9, #2
+	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_31:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -24560,7 +24521,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_31
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -24678,7 +24639,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x7, #1792
 	add	x7, x0, x7
 	add	x8, x6, #64
-	mov	x9, #9
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_32:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -24846,7 +24807,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_32
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -25035,25 +24996,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_partial_6:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_6:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_6
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end192
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end192
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end192:
+	mov	x3, x9
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r1_xor_stream_end192:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return
@@ -26028,7 +25992,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast8_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_9:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -26940,9 +26904,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_9
 	add	x8, x8, #8
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_15
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_11
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_15:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_11:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_9
 	str	xzr, [x0, #328]
@@ -26975,63 +26939,46 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent8_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
+.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_256:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256
+	ldr	x8, [x0, #336]
 	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_16
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_16:
-	sub	x8, x8, #8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q17, [x0]
-	ldr	q18, [x6, #560]
-	movi	v19.16b, #85
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	tbl	v5.16b, {v5.16b}, v18.16b
-	tbl	v6.16b, {v6.16b}, v18.16b
-	tbl	v7.16b, {v7.16b}, v18.16b
-	tbl	v16.16b, {v16.16b}, v18.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256:
+	add	x7, x0, x7, lsl #2
+	ldr	q5, [x0, #352]
+	ldr	s1, [x7, #384]
+	ldr	s2, [x7, #388]
+	ldr	s3, [x7, #392]
+	ldr	s4, [x7, #396]
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	eor	v3.16b, v3.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
 	ushr	v20.16b, v3.16b, #1
 	shl	v21.16b, v4.16b, #1
 	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v3.16b, v21.16b, v19.16b
-	bit	v6.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v7.16b, v25.16b, v19.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -27066,10 +27013,181 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x6, #32]
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v24.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #1680]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v24.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #1712]
+	eor	v23.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldr	q22, [x0, #1728]
+	ldr	q24, [x0, #1664]
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldr	q23, [x0, #1696]
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	ldr	q25, [x0, #1744]
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v20.16b
+	tbl	v21.16b, {v4.16b}, v20.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v20.16b
+	tbl	v27.16b, {v5.16b}, v20.16b
+	tbl	v28.16b, {v3.16b}, v20.16b
+	tbl	v29.16b, {v18.16b}, v20.16b
+	tbl	v30.16b, {v16.16b}, v20.16b
+	tbl	v20.16b, {v2.16b}, v20.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v27.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v26.16b, v21.16b, v26.16b
+	ldr	q31, [x0, #1760]
+	ldr	q8, [x0, #1776]
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v28.16b
+	eor	v2.16b, v2.16b, v20.16b
+	eor	v18.16b, v18.16b, v29.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v19.16b, v19.16b, v24.16b
+	eor	v26.16b, v26.16b, v17.16b
+	ldr	q21, [x6, #48]
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v7.16b, v28.16b, v22.16b
+	eor	v22.16b, v27.16b, v23.16b
+	eor	v20.16b, v20.16b, v25.16b
+	eor	v23.16b, v29.16b, v31.16b
+	tbl	v17.16b, {v17.16b}, v21.16b
+	eor	v6.16b, v6.16b, v5.16b
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v24.16b, v30.16b, v8.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v21.16b
+	eor	v26.16b, v26.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v21.16b
+	eor	v22.16b, v22.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v21.16b
+	eor	v6.16b, v6.16b, v16.16b
+	tbl	v27.16b, {v3.16b}, v21.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v28.16b, {v2.16b}, v21.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v29.16b, {v18.16b}, v21.16b
+	eor	v23.16b, v23.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v21.16b
+	eor	v24.16b, v24.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v26.16b, v25.16b
+	eor	v3.16b, v22.16b, v5.16b
+	eor	v4.16b, v6.16b, v4.16b
+	eor	v5.16b, v7.16b, v27.16b
+	eor	v6.16b, v20.16b, v28.16b
+	eor	v7.16b, v23.16b, v29.16b
+	eor	v16.16b, v24.16b, v16.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x9, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_35:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -27153,30 +27271,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
+	ldp	q20, q24, [x7], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
+	ldp	q27, q29, [x8], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
+	ldp	q6, q23, [x7], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
+	ldp	q22, q25, [x7], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -27237,8 +27355,532 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
+	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_35
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #3200]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #3216]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #3232]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #3248]
+	ldr	q23, [x0, #3264]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3280]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3296]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3312]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_256:
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	add	x9, x8, #4
+	and	x9, x9, #255
+	sub	x9, x9, #1
+	ldr	x10, [x0, #336]
+	add	x10, x10, #3
+	cmp	x9, x10
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_10
+	mov	x9, #0xffff
+	str	x9, [x0, #344]
+	add	x8, x8, #4
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_10:
+	ldr	x8, [x0, #344]
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain256
+	sub	x8, x8, #1
+	str	x8, [x0, #344]
+	add	x8, x0, x7, lsl #2
+	ldr	q5, [x0, #352]
+	rev	x9, x5
+	rev	x10, x4
+	fmov	d1, x9
+	mov	v1.d[1], x10
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q16, [x0]
+	ldr	q18, [x6, #560]
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v4.16b, v4.16b, v16.16b
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	movi	v18.16b, #85
+	ushr	v19.16b, v6.16b, #1
+	ushr	v20.16b, v1.16b, #1
+	shl	v21.16b, v2.16b, #1
+	ushr	v22.16b, v3.16b, #1
+	shl	v23.16b, v4.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v2.16b, v20.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v4.16b, v22.16b, v18.16b
+	bif	v3.16b, v23.16b, v18.16b
+	bit	v7.16b, v19.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	eor	v18.16b, v17.16b, v2.16b
+	eor	v19.16b, v6.16b, v3.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v20.16b, v17.16b, v6.16b
+	eor	v21.16b, v17.16b, v3.16b
+	eor	v22.16b, v19.16b, v18.16b
+	eor	v23.16b, v1.16b, v7.16b
+	eor	v4.16b, v4.16b, v22.16b
+	eor	v24.16b, v2.16b, v23.16b
+	eor	v6.16b, v6.16b, v23.16b
+	bic	v2.16b, v23.16b, v2.16b
+	eor	v25.16b, v17.16b, v23.16b
+	eor	v16.16b, v16.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v6.16b
+	eor	v26.16b, v20.16b, v16.16b
+	eor	v27.16b, v7.16b, v3.16b
+	eor	v28.16b, v1.16b, v3.16b
+	eor	v29.16b, v21.16b, v24.16b
+	and	v30.16b, v22.16b, v3.16b
+	eor	v7.16b, v7.16b, v26.16b
+	eor	v31.16b, v27.16b, v26.16b
+	and	v8.16b, v20.16b, v26.16b
+	and	v9.16b, v29.16b, v28.16b
+	eor	v10.16b, v1.16b, v26.16b
+	and	v11.16b, v21.16b, v27.16b
+	and	v12.16b, v18.16b, v7.16b
+	and	v13.16b, v19.16b, v31.16b
+	eor	v4.16b, v30.16b, v4.16b
+	eor	v30.16b, v30.16b, v9.16b
+	eor	v9.16b, v18.16b, v7.16b
+	eor	v11.16b, v8.16b, v11.16b
+	eor	v2.16b, v12.16b, v2.16b
+	eor	v8.16b, v8.16b, v13.16b
+	and	v13.16b, v25.16b, v10.16b
+	eor	v17.16b, v17.16b, v7.16b
+	eor	v4.16b, v4.16b, v11.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v30.16b, v30.16b, v8.16b
+	eor	v8.16b, v12.16b, v13.16b
+	eor	v12.16b, v21.16b, v27.16b
+	eor	v2.16b, v9.16b, v2.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v30.16b, v8.16b, v11.16b
+	eor	v4.16b, v12.16b, v4.16b
+	and	v8.16b, v16.16b, v2.16b
+	eor	v17.16b, v17.16b, v30.16b
+	eor	v30.16b, v16.16b, v4.16b
+	eor	v9.16b, v4.16b, v8.16b
+	eor	v8.16b, v17.16b, v8.16b
+	bsl	v9.16b, v2.16b, v17.16b
+	eor	v11.16b, v8.16b, v9.16b
+	eor	v2.16b, v2.16b, v9.16b
+	and	v1.16b, v1.16b, v9.16b
+	and	v6.16b, v6.16b, v9.16b
+	and	v17.16b, v17.16b, v11.16b
+	eor	v11.16b, v8.16b, v17.16b
+	bsl	v8.16b, v16.16b, v4.16b
+	eor	v2.16b, v2.16b, v17.16b
+	and	v4.16b, v8.16b, v11.16b
+	eor	v16.16b, v8.16b, v9.16b
+	eor	v17.16b, v9.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v29.16b, v29.16b, v2.16b
+	and	v9.16b, v10.16b, v8.16b
+	eor	v4.16b, v30.16b, v4.16b
+	and	v20.16b, v20.16b, v16.16b
+	and	v3.16b, v3.16b, v17.16b
+	and	v26.16b, v26.16b, v16.16b
+	and	v17.16b, v22.16b, v17.16b
+	and	v22.16b, v25.16b, v8.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v25.16b, v8.16b, v4.16b
+	and	v23.16b, v23.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v28.16b
+	and	v4.16b, v24.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v7.16b, v7.16b, v25.16b
+	and	v18.16b, v18.16b, v25.16b
+	and	v24.16b, v27.16b, v2.16b
+	and	v2.16b, v21.16b, v2.16b
+	ldr	q21, [x6]
+	and	v19.16b, v19.16b, v16.16b
+	eor	v23.16b, v7.16b, v23.16b
+	and	v16.16b, v31.16b, v16.16b
+	eor	v25.16b, v18.16b, v1.16b
+	eor	v7.16b, v7.16b, v9.16b
+	ldr	q27, [x0, #1552]
+	eor	v19.16b, v20.16b, v19.16b
+	eor	v3.16b, v3.16b, v23.16b
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v23.16b, v24.16b, v25.16b
+	eor	v1.16b, v1.16b, v7.16b
+	ldr	q7, [x0, #1584]
+	eor	v24.16b, v29.16b, v19.16b
+	eor	v4.16b, v4.16b, v19.16b
+	eor	v19.16b, v26.16b, v16.16b
+	eor	v16.16b, v16.16b, v23.16b
+	ldr	q23, [x0, #1600]
+	ldr	q25, [x0, #1536]
+	eor	v17.16b, v17.16b, v24.16b
+	eor	v6.16b, v6.16b, v24.16b
+	eor	v20.16b, v20.16b, v19.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v22.16b, v22.16b, v16.16b
+	ldr	q24, [x0, #1568]
+	eor	v3.16b, v17.16b, v3.16b
+	eor	v17.16b, v17.16b, v19.16b
+	ldr	q26, [x0, #1616]
+	eor	v18.16b, v18.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v22.16b, v20.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v6.16b, v22.16b, v6.16b
+	eor	v19.16b, v3.16b, v19.16b
+	tbl	v20.16b, {v18.16b}, v21.16b
+	tbl	v22.16b, {v4.16b}, v21.16b
+	eor	v2.16b, v2.16b, v16.16b
+	tbl	v16.16b, {v1.16b}, v21.16b
+	tbl	v28.16b, {v6.16b}, v21.16b
+	tbl	v29.16b, {v3.16b}, v21.16b
+	tbl	v30.16b, {v19.16b}, v21.16b
+	tbl	v31.16b, {v17.16b}, v21.16b
+	tbl	v21.16b, {v2.16b}, v21.16b
+	eor	v18.16b, v18.16b, v20.16b
+	eor	v6.16b, v6.16b, v28.16b
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v27.16b, v22.16b, v27.16b
+	ldr	q8, [x0, #1632]
+	ldr	q9, [x0, #1648]
+	eor	v4.16b, v4.16b, v22.16b
+	eor	v3.16b, v3.16b, v29.16b
+	eor	v2.16b, v2.16b, v21.16b
+	eor	v19.16b, v19.16b, v30.16b
+	eor	v17.16b, v17.16b, v31.16b
+	eor	v20.16b, v20.16b, v25.16b
+	eor	v27.16b, v27.16b, v18.16b
+	ldr	q22, [x6, #16]
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v29.16b, v23.16b
+	eor	v23.16b, v28.16b, v24.16b
+	eor	v21.16b, v21.16b, v26.16b
+	eor	v24.16b, v30.16b, v8.16b
+	tbl	v18.16b, {v18.16b}, v22.16b
+	eor	v7.16b, v7.16b, v6.16b
+	eor	v16.16b, v16.16b, v1.16b
+	eor	v25.16b, v31.16b, v9.16b
+	eor	v20.16b, v20.16b, v17.16b
+	tbl	v26.16b, {v4.16b}, v22.16b
+	eor	v27.16b, v27.16b, v17.16b
+	tbl	v6.16b, {v6.16b}, v22.16b
+	eor	v23.16b, v23.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v22.16b
+	eor	v7.16b, v7.16b, v17.16b
+	tbl	v28.16b, {v3.16b}, v22.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v29.16b, {v2.16b}, v22.16b
+	eor	v21.16b, v21.16b, v3.16b
+	tbl	v30.16b, {v19.16b}, v22.16b
+	eor	v24.16b, v24.16b, v2.16b
+	tbl	v17.16b, {v17.16b}, v22.16b
+	eor	v25.16b, v25.16b, v19.16b
+	eor	v1.16b, v20.16b, v18.16b
+	eor	v2.16b, v27.16b, v26.16b
+	eor	v3.16b, v23.16b, v6.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v6.16b, v16.16b, v28.16b
+	eor	v7.16b, v21.16b, v29.16b
+	eor	v16.16b, v24.16b, v30.16b
+	eor	v17.16b, v25.16b, v17.16b
+	movi	v18.16b, #85
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v6.16b, #1
+	shl	v24.16b, v7.16b, #1
+	ushr	v25.16b, v16.16b, #1
+	shl	v26.16b, v17.16b, #1
+	bit	v2.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v16.16b, v26.16b, v18.16b
+	movi	v18.16b, #51
+	ushr	v19.16b, v1.16b, #2
+	shl	v20.16b, v3.16b, #2
+	ushr	v21.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
+	ushr	v23.16b, v6.16b, #2
+	shl	v24.16b, v16.16b, #2
+	ushr	v25.16b, v7.16b, #2
+	shl	v26.16b, v17.16b, #2
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
+	bif	v6.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	shl	v24.16b, v16.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v17.16b, #4
+	bit	v6.16b, v19.16b, v18.16b
+	bif	v1.16b, v21.16b, v18.16b
+	bit	v7.16b, v20.16b, v18.16b
+	bif	v2.16b, v23.16b, v18.16b
+	bit	v16.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v17.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	eor	v6.16b, v1.16b, v5.16b
+	str	s6, [x8, #384]
+	eor	v6.16b, v2.16b, v5.16b
+	str	s6, [x8, #388]
+	eor	v6.16b, v3.16b, v5.16b
+	str	s6, [x8, #392]
+	eor	v6.16b, v4.16b, v5.16b
+	str	s6, [x8, #396]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -27290,79 +27932,181 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #592]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldr	q17, [x6, #528]
-	movi	v18.16b, #85
-	movi	v19.16b, #51
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	ushr	v23.16b, v5.16b, #1
-	shl	v24.16b, v6.16b, #1
-	ushr	v25.16b, v7.16b, #1
-	shl	v26.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
-	bit	v6.16b, v23.16b, v18.16b
-	bif	v5.16b, v24.16b, v18.16b
-	bit	v16.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	ushr	v17.16b, v1.16b, #2
-	shl	v18.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v2.16b, v21.16b, v19.16b
-	bit	v7.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v6.16b, v25.16b, v19.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #11
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x6, #32]
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v24.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #1680]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v24.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #1712]
+	eor	v23.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldr	q22, [x0, #1728]
+	ldr	q24, [x0, #1664]
+	eor	v16.16b, v16.16b, v23.16b
+	eor	v5.16b, v5.16b, v23.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldr	q23, [x0, #1696]
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	ldr	q25, [x0, #1744]
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v20.16b
+	tbl	v21.16b, {v4.16b}, v20.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v20.16b
+	tbl	v27.16b, {v5.16b}, v20.16b
+	tbl	v28.16b, {v3.16b}, v20.16b
+	tbl	v29.16b, {v18.16b}, v20.16b
+	tbl	v30.16b, {v16.16b}, v20.16b
+	tbl	v20.16b, {v2.16b}, v20.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v27.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v26.16b, v21.16b, v26.16b
+	ldr	q31, [x0, #1760]
+	ldr	q8, [x0, #1776]
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v28.16b
+	eor	v2.16b, v2.16b, v20.16b
+	eor	v18.16b, v18.16b, v29.16b
+	eor	v16.16b, v16.16b, v30.16b
+	eor	v19.16b, v19.16b, v24.16b
+	eor	v26.16b, v26.16b, v17.16b
+	ldr	q21, [x6, #48]
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v7.16b, v28.16b, v22.16b
+	eor	v22.16b, v27.16b, v23.16b
+	eor	v20.16b, v20.16b, v25.16b
+	eor	v23.16b, v29.16b, v31.16b
+	tbl	v17.16b, {v17.16b}, v21.16b
+	eor	v6.16b, v6.16b, v5.16b
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v24.16b, v30.16b, v8.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v21.16b
+	eor	v26.16b, v26.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v21.16b
+	eor	v22.16b, v22.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v21.16b
+	eor	v6.16b, v6.16b, v16.16b
+	tbl	v27.16b, {v3.16b}, v21.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v28.16b, {v2.16b}, v21.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v29.16b, {v18.16b}, v21.16b
+	eor	v23.16b, v23.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v21.16b
+	eor	v24.16b, v24.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v26.16b, v25.16b
+	eor	v3.16b, v22.16b, v5.16b
+	eor	v4.16b, v6.16b, v4.16b
+	eor	v5.16b, v7.16b, v27.16b
+	eor	v6.16b, v20.16b, v28.16b
+	eor	v7.16b, v23.16b, v29.16b
+	eor	v16.16b, v24.16b, v16.16b
+	mov	x8, #1792
+	add	x8, x0, x8
+	add	x9, x6, #64
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_36:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -27446,30 +28190,30 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v17.16b, v17.16b, v24.16b
 	and	v23.16b, v26.16b, v2.16b
 	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
+	ldp	q20, q24, [x8], #32
 	and	v18.16b, v18.16b, v7.16b
 	eor	v22.16b, v6.16b, v22.16b
 	and	v7.16b, v30.16b, v7.16b
 	eor	v26.16b, v17.16b, v1.16b
 	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
+	ldp	q27, q29, [x9], #32
 	eor	v18.16b, v19.16b, v18.16b
 	eor	v3.16b, v3.16b, v22.16b
 	eor	v7.16b, v7.16b, v22.16b
 	eor	v22.16b, v23.16b, v26.16b
 	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
+	ldp	q6, q23, [x8], #32
 	eor	v26.16b, v28.16b, v18.16b
 	eor	v4.16b, v4.16b, v18.16b
 	eor	v18.16b, v25.16b, v7.16b
 	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
+	ldp	q22, q25, [x8], #32
 	eor	v16.16b, v16.16b, v26.16b
 	eor	v5.16b, v5.16b, v26.16b
 	eor	v19.16b, v19.16b, v18.16b
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
+	ldp	q26, q28, [x8], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -27530,7 +28274,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_36
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -27701,69 +28445,71 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
 	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
+	ldr	q20, [x6, #592]
 	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #592]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_10
+	add	x8, x8, #4
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_12
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_12:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_10
+	str	xzr, [x0, #328]
+	mov	x9, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_10:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_10:
+	str	x7, [x0, #328]
+	mov	x7, #4
+	str	x7, [x0, #336]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10:
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
 	stp	q1, q2, [x1], #32
 	ldp	q1, q2, [x2], #32
 	eor	v3.16b, v3.16b, v1.16b
 	eor	v4.16b, v4.16b, v2.16b
 	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
+	adds	x4, x4, #4
 	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next8_256:
-	add	x7, x7, #8
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again8_256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_try4_256:
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256
-	cmp	x7, #252
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single256
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single256
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256:
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256:
 	add	x7, x0, x7, lsl #2
-	ldr	q5, [x0, #352]
+	ldr	q3, [x0, #352]
 	ldr	s1, [x7, #384]
 	ldr	s2, [x7, #388]
-	ldr	s3, [x7, #392]
-	ldr	s4, [x7, #396]
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	eor	v3.16b, v3.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v3.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -28315,122 +29061,112 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
 	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
 	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
 	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
 	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
+	adds	x4, x4, #2
 	adc	x5, x5, xzr
-	sub	x3, x3, #64
+	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill4_256:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_256:
 	ldr	x8, [x0, #328]
 	sub	x8, x7, x8
 	and	x8, x8, #255
-	add	x9, x8, #4
+	add	x9, x8, #2
 	and	x9, x9, #255
 	sub	x9, x9, #1
 	ldr	x10, [x0, #336]
-	add	x10, x10, #3
+	add	x10, x10, #1
 	cmp	x9, x10
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_10
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_11
 	mov	x9, #0xffff
 	str	x9, [x0, #344]
-	add	x8, x8, #4
+	add	x8, x8, #2
 	ldr	x9, [x0, #336]
 	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast4_256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_10:
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_11:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
-	ldr	q5, [x0, #352]
+	ldr	q3, [x0, #352]
 	rev	x9, x5
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q16, [x0]
+	ldr	q6, [x0]
 	ldr	q18, [x6, #560]
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
+	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v4.16b, v4.16b, v16.16b
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
 	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
 	movi	v18.16b, #85
-	ushr	v19.16b, v6.16b, #1
-	ushr	v20.16b, v1.16b, #1
-	shl	v21.16b, v2.16b, #1
-	ushr	v22.16b, v3.16b, #1
-	shl	v23.16b, v4.16b, #1
+	ushr	v19.16b, v4.16b, #1
+	shl	v20.16b, v5.16b, #1
+	ushr	v21.16b, v6.16b, #1
+	ushr	v22.16b, v1.16b, #1
+	shl	v23.16b, v2.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v20.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v4.16b, v22.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v7.16b, v19.16b, v18.16b
+	bit	v5.16b, v19.16b, v18.16b
+	bit	v2.16b, v22.16b, v18.16b
+	bif	v1.16b, v23.16b, v18.16b
+	bif	v4.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
+	shl	v20.16b, v4.16b, #2
 	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
+	shl	v22.16b, v5.16b, #2
 	ushr	v23.16b, v6.16b, #2
 	shl	v24.16b, v16.16b, #2
 	ushr	v25.16b, v7.16b, #2
 	shl	v26.16b, v17.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
+	bit	v4.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
 	bif	v2.16b, v22.16b, v18.16b
 	bit	v16.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
@@ -28440,39 +29176,39 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v19.16b, v1.16b, #4
 	ushr	v20.16b, v2.16b, #4
 	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
+	ushr	v22.16b, v4.16b, #4
 	shl	v23.16b, v7.16b, #4
 	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v4.16b, #4
+	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
 	bit	v7.16b, v20.16b, v18.16b
 	bif	v2.16b, v23.16b, v18.16b
 	bit	v16.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
+	bif	v5.16b, v26.16b, v18.16b
 	eor	v18.16b, v17.16b, v2.16b
-	eor	v19.16b, v6.16b, v3.16b
+	eor	v19.16b, v6.16b, v4.16b
 	eor	v7.16b, v16.16b, v7.16b
 	eor	v20.16b, v17.16b, v6.16b
-	eor	v21.16b, v17.16b, v3.16b
+	eor	v21.16b, v17.16b, v4.16b
 	eor	v22.16b, v19.16b, v18.16b
 	eor	v23.16b, v1.16b, v7.16b
-	eor	v4.16b, v4.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
 	eor	v24.16b, v2.16b, v23.16b
 	eor	v6.16b, v6.16b, v23.16b
 	bic	v2.16b, v23.16b, v2.16b
 	eor	v25.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v6.16b
+	eor	v16.16b, v16.16b, v5.16b
+	eor	v4.16b, v4.16b, v5.16b
+	and	v5.16b, v1.16b, v6.16b
 	eor	v26.16b, v20.16b, v16.16b
-	eor	v27.16b, v7.16b, v3.16b
-	eor	v28.16b, v1.16b, v3.16b
+	eor	v27.16b, v7.16b, v4.16b
+	eor	v28.16b, v1.16b, v4.16b
 	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v3.16b
+	and	v30.16b, v22.16b, v4.16b
 	eor	v7.16b, v7.16b, v26.16b
 	eor	v31.16b, v27.16b, v26.16b
 	and	v8.16b, v20.16b, v26.16b
@@ -28481,7 +29217,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v11.16b, v21.16b, v27.16b
 	and	v12.16b, v18.16b, v7.16b
 	and	v13.16b, v19.16b, v31.16b
-	eor	v4.16b, v30.16b, v4.16b
+	eor	v5.16b, v30.16b, v5.16b
 	eor	v30.16b, v30.16b, v9.16b
 	eor	v9.16b, v18.16b, v7.16b
 	eor	v11.16b, v8.16b, v11.16b
@@ -28489,7 +29225,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v8.16b, v8.16b, v13.16b
 	and	v13.16b, v25.16b, v10.16b
 	eor	v17.16b, v17.16b, v7.16b
-	eor	v4.16b, v4.16b, v11.16b
+	eor	v5.16b, v5.16b, v11.16b
 	eor	v2.16b, v2.16b, v8.16b
 	eor	v30.16b, v30.16b, v8.16b
 	eor	v8.16b, v12.16b, v13.16b
@@ -28497,11 +29233,11 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v2.16b, v9.16b, v2.16b
 	eor	v16.16b, v16.16b, v30.16b
 	eor	v30.16b, v8.16b, v11.16b
-	eor	v4.16b, v12.16b, v4.16b
+	eor	v5.16b, v12.16b, v5.16b
 	and	v8.16b, v16.16b, v2.16b
 	eor	v17.16b, v17.16b, v30.16b
-	eor	v30.16b, v16.16b, v4.16b
-	eor	v9.16b, v4.16b, v8.16b
+	eor	v30.16b, v16.16b, v5.16b
+	eor	v9.16b, v5.16b, v8.16b
 	eor	v8.16b, v17.16b, v8.16b
 	bsl	v9.16b, v2.16b, v17.16b
 	eor	v11.16b, v8.16b, v9.16b
@@ -28510,26 +29246,26 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	and	v6.16b, v6.16b, v9.16b
 	and	v17.16b, v17.16b, v11.16b
 	eor	v11.16b, v8.16b, v17.16b
-	bsl	v8.16b, v16.16b, v4.16b
+	bsl	v8.16b, v16.16b, v5.16b
 	eor	v2.16b, v2.16b, v17.16b
-	and	v4.16b, v8.16b, v11.16b
+	and	v5.16b, v8.16b, v11.16b
 	eor	v16.16b, v8.16b, v9.16b
 	eor	v17.16b, v9.16b, v2.16b
 	and	v28.16b, v28.16b, v2.16b
 	and	v29.16b, v29.16b, v2.16b
 	and	v9.16b, v10.16b, v8.16b
-	eor	v4.16b, v30.16b, v4.16b
+	eor	v5.16b, v30.16b, v5.16b
 	and	v20.16b, v20.16b, v16.16b
-	and	v3.16b, v3.16b, v17.16b
+	and	v4.16b, v4.16b, v17.16b
 	and	v26.16b, v26.16b, v16.16b
 	and	v17.16b, v22.16b, v17.16b
 	and	v22.16b, v25.16b, v8.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v25.16b, v8.16b, v4.16b
-	and	v23.16b, v23.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v28.16b
-	and	v4.16b, v24.16b, v4.16b
+	eor	v2.16b, v2.16b, v5.16b
+	eor	v25.16b, v8.16b, v5.16b
+	and	v23.16b, v23.16b, v5.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v4.16b, v4.16b, v28.16b
+	and	v5.16b, v24.16b, v5.16b
 	eor	v16.16b, v2.16b, v16.16b
 	and	v7.16b, v7.16b, v25.16b
 	and	v18.16b, v18.16b, v25.16b
@@ -28543,13 +29279,13 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v7.16b, v9.16b
 	ldr	q27, [x0, #1552]
 	eor	v19.16b, v20.16b, v19.16b
-	eor	v3.16b, v3.16b, v23.16b
+	eor	v4.16b, v4.16b, v23.16b
 	eor	v16.16b, v16.16b, v23.16b
 	eor	v23.16b, v24.16b, v25.16b
 	eor	v1.16b, v1.16b, v7.16b
 	ldr	q7, [x0, #1584]
 	eor	v24.16b, v29.16b, v19.16b
-	eor	v4.16b, v4.16b, v19.16b
+	eor	v5.16b, v5.16b, v19.16b
 	eor	v19.16b, v26.16b, v16.16b
 	eor	v16.16b, v16.16b, v23.16b
 	ldr	q23, [x0, #1600]
@@ -28557,24 +29293,24 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v17.16b, v17.16b, v24.16b
 	eor	v6.16b, v6.16b, v24.16b
 	eor	v20.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v1.16b
+	eor	v5.16b, v5.16b, v1.16b
 	eor	v22.16b, v22.16b, v16.16b
 	ldr	q24, [x0, #1568]
-	eor	v3.16b, v17.16b, v3.16b
+	eor	v4.16b, v17.16b, v4.16b
 	eor	v17.16b, v17.16b, v19.16b
 	ldr	q26, [x0, #1616]
-	eor	v18.16b, v18.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
+	eor	v18.16b, v18.16b, v5.16b
+	eor	v5.16b, v16.16b, v5.16b
 	eor	v16.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v3.16b
+	eor	v1.16b, v1.16b, v4.16b
 	eor	v6.16b, v22.16b, v6.16b
-	eor	v19.16b, v3.16b, v19.16b
+	eor	v19.16b, v4.16b, v19.16b
 	tbl	v20.16b, {v18.16b}, v21.16b
-	tbl	v22.16b, {v4.16b}, v21.16b
+	tbl	v22.16b, {v5.16b}, v21.16b
 	eor	v2.16b, v2.16b, v16.16b
 	tbl	v16.16b, {v1.16b}, v21.16b
 	tbl	v28.16b, {v6.16b}, v21.16b
-	tbl	v29.16b, {v3.16b}, v21.16b
+	tbl	v29.16b, {v4.16b}, v21.16b
 	tbl	v30.16b, {v19.16b}, v21.16b
 	tbl	v31.16b, {v17.16b}, v21.16b
 	tbl	v21.16b, {v2.16b}, v21.16b
@@ -28584,8 +29320,8 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v27.16b, v22.16b, v27.16b
 	ldr	q8, [x0, #1632]
 	ldr	q9, [x0, #1648]
-	eor	v4.16b, v4.16b, v22.16b
-	eor	v3.16b, v3.16b, v29.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v4.16b, v4.16b, v29.16b
 	eor	v2.16b, v2.16b, v21.16b
 	eor	v19.16b, v19.16b, v30.16b
 	eor	v17.16b, v17.16b, v31.16b
@@ -28602,24 +29338,24 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v16.16b, v16.16b, v1.16b
 	eor	v25.16b, v31.16b, v9.16b
 	eor	v20.16b, v20.16b, v17.16b
-	tbl	v26.16b, {v4.16b}, v22.16b
+	tbl	v26.16b, {v5.16b}, v22.16b
 	eor	v27.16b, v27.16b, v17.16b
 	tbl	v6.16b, {v6.16b}, v22.16b
-	eor	v23.16b, v23.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v22.16b
+	eor	v23.16b, v23.16b, v5.16b
+	tbl	v5.16b, {v1.16b}, v22.16b
 	eor	v7.16b, v7.16b, v17.16b
-	tbl	v28.16b, {v3.16b}, v22.16b
+	tbl	v28.16b, {v4.16b}, v22.16b
 	eor	v16.16b, v16.16b, v17.16b
 	tbl	v29.16b, {v2.16b}, v22.16b
-	eor	v21.16b, v21.16b, v3.16b
+	eor	v21.16b, v21.16b, v4.16b
 	tbl	v30.16b, {v19.16b}, v22.16b
 	eor	v24.16b, v24.16b, v2.16b
 	tbl	v17.16b, {v17.16b}, v22.16b
 	eor	v25.16b, v25.16b, v19.16b
 	eor	v1.16b, v20.16b, v18.16b
 	eor	v2.16b, v27.16b, v26.16b
-	eor	v3.16b, v23.16b, v6.16b
-	eor	v4.16b, v7.16b, v4.16b
+	eor	v4.16b, v23.16b, v6.16b
+	eor	v5.16b, v7.16b, v5.16b
 	eor	v6.16b, v16.16b, v28.16b
 	eor	v7.16b, v21.16b, v29.16b
 	eor	v16.16b, v24.16b, v30.16b
@@ -28627,32 +29363,32 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
+	ushr	v21.16b, v4.16b, #1
+	shl	v22.16b, v5.16b, #1
 	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
 	bit	v2.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
-	bif	v3.16b, v22.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v4.16b, v22.16b, v18.16b
 	bit	v7.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
 	movi	v18.16b, #51
 	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v3.16b, #2
+	shl	v20.16b, v4.16b, #2
 	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v4.16b, #2
+	shl	v22.16b, v5.16b, #2
 	ushr	v23.16b, v6.16b, #2
 	shl	v24.16b, v16.16b, #2
 	ushr	v25.16b, v7.16b, #2
 	shl	v26.16b, v17.16b, #2
-	bit	v3.16b, v19.16b, v18.16b
+	bit	v4.16b, v19.16b, v18.16b
 	bif	v1.16b, v20.16b, v18.16b
-	bit	v4.16b, v21.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
 	bif	v2.16b, v22.16b, v18.16b
 	bit	v16.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
@@ -28662,27 +29398,25 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	ushr	v19.16b, v1.16b, #4
 	ushr	v20.16b, v2.16b, #4
 	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
+	ushr	v22.16b, v4.16b, #4
 	shl	v23.16b, v7.16b, #4
 	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v4.16b, #4
+	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
 	bif	v1.16b, v21.16b, v18.16b
 	bit	v7.16b, v20.16b, v18.16b
 	bif	v2.16b, v23.16b, v18.16b
 	bit	v16.16b, v22.16b, v18.16b
-	bif	v3.16b, v24.16b, v18.16b
+	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
-	bif	v4.16b, v26.16b, v18.16b
-	eor	v6.16b, v1.16b, v5.16b
-	str	s6, [x8, #384]
-	eor	v6.16b, v2.16b, v5.16b
-	str	s6, [x8, #388]
-	eor	v6.16b, v3.16b, v5.16b
-	str	s6, [x8, #392]
-	eor	v6.16b, v4.16b, v5.16b
-	str	s6, [x8, #396]
+	bif	v5.16b, v26.16b, v18.16b
+	eor	v4.16b, v1.16b, v3.16b
+	str	s4, [x8, #384]
+	eor	v4.16b, v2.16b, v3.16b
+	str	s4, [x8, #388]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
@@ -29234,2292 +29968,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
 	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_10
-	add	x8, x8, #4
-	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_17
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_17:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_10
-	str	xzr, [x0, #328]
-	mov	x9, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_10:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_10:
-	str	x7, [x0, #328]
-	mov	x7, #4
-	str	x7, [x0, #336]
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_10:
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent4_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_18
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_18:
-	sub	x8, x8, #4
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
-	ldr	q17, [x6, #560]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldr	q17, [x6, #528]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #3200]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #3216]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #3232]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #3248]
-	ldr	q23, [x0, #3264]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #3280]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #3296]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #3312]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #592]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next4_256:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again4_256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_try2_256:
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_single256
-	cmp	x7, #254
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_single256
-	ldr	x8, [x0, #336]
-	cmp	x8, #256
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256:
-	add	x7, x0, x7, lsl #2
-	ldr	q3, [x0, #352]
-	ldr	s1, [x7, #384]
-	ldr	s2, [x7, #388]
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v3.16b
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x6, #32]
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v24.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #1680]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v24.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #1712]
-	eor	v23.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldr	q22, [x0, #1728]
-	ldr	q24, [x0, #1664]
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldr	q23, [x0, #1696]
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	ldr	q25, [x0, #1744]
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v20.16b
-	tbl	v21.16b, {v4.16b}, v20.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v20.16b
-	tbl	v27.16b, {v5.16b}, v20.16b
-	tbl	v28.16b, {v3.16b}, v20.16b
-	tbl	v29.16b, {v18.16b}, v20.16b
-	tbl	v30.16b, {v16.16b}, v20.16b
-	tbl	v20.16b, {v2.16b}, v20.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v27.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v26.16b, v21.16b, v26.16b
-	ldr	q31, [x0, #1760]
-	ldr	q8, [x0, #1776]
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v28.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v18.16b, v18.16b, v29.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v19.16b, v19.16b, v24.16b
-	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x6, #48]
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v7.16b, v28.16b, v22.16b
-	eor	v22.16b, v27.16b, v23.16b
-	eor	v20.16b, v20.16b, v25.16b
-	eor	v23.16b, v29.16b, v31.16b
-	tbl	v17.16b, {v17.16b}, v21.16b
-	eor	v6.16b, v6.16b, v5.16b
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v24.16b, v30.16b, v8.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v21.16b
-	eor	v26.16b, v26.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v21.16b
-	eor	v22.16b, v22.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v21.16b
-	eor	v6.16b, v6.16b, v16.16b
-	tbl	v27.16b, {v3.16b}, v21.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v28.16b, {v2.16b}, v21.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v29.16b, {v18.16b}, v21.16b
-	eor	v23.16b, v23.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v21.16b
-	eor	v24.16b, v24.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v26.16b, v25.16b
-	eor	v3.16b, v22.16b, v5.16b
-	eor	v4.16b, v6.16b, v4.16b
-	eor	v5.16b, v7.16b, v27.16b
-	eor	v6.16b, v20.16b, v28.16b
-	eor	v7.16b, v23.16b, v29.16b
-	eor	v16.16b, v24.16b, v16.16b
-	mov	x7, #1792
-	add	x7, x0, x7
-	add	x8, x6, #64
-	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_41:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x7], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x8], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x7], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x7], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x7], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_41
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #3200]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #3216]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #3232]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #3248]
-	ldr	q23, [x0, #3264]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #3280]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #3296]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #3312]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #592]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_fill2_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	add	x9, x8, #2
-	and	x9, x9, #255
-	sub	x9, x9, #1
-	ldr	x10, [x0, #336]
-	add	x10, x10, #1
-	cmp	x9, x10
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_11
-	mov	x9, #0xffff
-	str	x9, [x0, #344]
-	add	x8, x8, #2
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_fast2_256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_11:
-	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_256
-	sub	x8, x8, #1
-	str	x8, [x0, #344]
-	add	x8, x0, x7, lsl #2
-	ldr	q3, [x0, #352]
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q6, [x0]
-	ldr	q18, [x6, #560]
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v6.16b
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	movi	v18.16b, #85
-	ushr	v19.16b, v4.16b, #1
-	shl	v20.16b, v5.16b, #1
-	ushr	v21.16b, v6.16b, #1
-	ushr	v22.16b, v1.16b, #1
-	shl	v23.16b, v2.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v5.16b, v19.16b, v18.16b
-	bit	v2.16b, v22.16b, v18.16b
-	bif	v1.16b, v23.16b, v18.16b
-	bif	v4.16b, v20.16b, v18.16b
-	bit	v7.16b, v21.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v5.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
-	eor	v18.16b, v17.16b, v2.16b
-	eor	v19.16b, v6.16b, v4.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v20.16b, v17.16b, v6.16b
-	eor	v21.16b, v17.16b, v4.16b
-	eor	v22.16b, v19.16b, v18.16b
-	eor	v23.16b, v1.16b, v7.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v24.16b, v2.16b, v23.16b
-	eor	v6.16b, v6.16b, v23.16b
-	bic	v2.16b, v23.16b, v2.16b
-	eor	v25.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v5.16b
-	eor	v4.16b, v4.16b, v5.16b
-	and	v5.16b, v1.16b, v6.16b
-	eor	v26.16b, v20.16b, v16.16b
-	eor	v27.16b, v7.16b, v4.16b
-	eor	v28.16b, v1.16b, v4.16b
-	eor	v29.16b, v21.16b, v24.16b
-	and	v30.16b, v22.16b, v4.16b
-	eor	v7.16b, v7.16b, v26.16b
-	eor	v31.16b, v27.16b, v26.16b
-	and	v8.16b, v20.16b, v26.16b
-	and	v9.16b, v29.16b, v28.16b
-	eor	v10.16b, v1.16b, v26.16b
-	and	v11.16b, v21.16b, v27.16b
-	and	v12.16b, v18.16b, v7.16b
-	and	v13.16b, v19.16b, v31.16b
-	eor	v5.16b, v30.16b, v5.16b
-	eor	v30.16b, v30.16b, v9.16b
-	eor	v9.16b, v18.16b, v7.16b
-	eor	v11.16b, v8.16b, v11.16b
-	eor	v2.16b, v12.16b, v2.16b
-	eor	v8.16b, v8.16b, v13.16b
-	and	v13.16b, v25.16b, v10.16b
-	eor	v17.16b, v17.16b, v7.16b
-	eor	v5.16b, v5.16b, v11.16b
-	eor	v2.16b, v2.16b, v8.16b
-	eor	v30.16b, v30.16b, v8.16b
-	eor	v8.16b, v12.16b, v13.16b
-	eor	v12.16b, v21.16b, v27.16b
-	eor	v2.16b, v9.16b, v2.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v30.16b, v8.16b, v11.16b
-	eor	v5.16b, v12.16b, v5.16b
-	and	v8.16b, v16.16b, v2.16b
-	eor	v17.16b, v17.16b, v30.16b
-	eor	v30.16b, v16.16b, v5.16b
-	eor	v9.16b, v5.16b, v8.16b
-	eor	v8.16b, v17.16b, v8.16b
-	bsl	v9.16b, v2.16b, v17.16b
-	eor	v11.16b, v8.16b, v9.16b
-	eor	v2.16b, v2.16b, v9.16b
-	and	v1.16b, v1.16b, v9.16b
-	and	v6.16b, v6.16b, v9.16b
-	and	v17.16b, v17.16b, v11.16b
-	eor	v11.16b, v8.16b, v17.16b
-	bsl	v8.16b, v16.16b, v5.16b
-	eor	v2.16b, v2.16b, v17.16b
-	and	v5.16b, v8.16b, v11.16b
-	eor	v16.16b, v8.16b, v9.16b
-	eor	v17.16b, v9.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v9.16b, v10.16b, v8.16b
-	eor	v5.16b, v30.16b, v5.16b
-	and	v20.16b, v20.16b, v16.16b
-	and	v4.16b, v4.16b, v17.16b
-	and	v26.16b, v26.16b, v16.16b
-	and	v17.16b, v22.16b, v17.16b
-	and	v22.16b, v25.16b, v8.16b
-	eor	v2.16b, v2.16b, v5.16b
-	eor	v25.16b, v8.16b, v5.16b
-	and	v23.16b, v23.16b, v5.16b
-	eor	v1.16b, v4.16b, v1.16b
-	eor	v4.16b, v4.16b, v28.16b
-	and	v5.16b, v24.16b, v5.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v7.16b, v7.16b, v25.16b
-	and	v18.16b, v18.16b, v25.16b
-	and	v24.16b, v27.16b, v2.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x6]
-	and	v19.16b, v19.16b, v16.16b
-	eor	v23.16b, v7.16b, v23.16b
-	and	v16.16b, v31.16b, v16.16b
-	eor	v25.16b, v18.16b, v1.16b
-	eor	v7.16b, v7.16b, v9.16b
-	ldr	q27, [x0, #1552]
-	eor	v19.16b, v20.16b, v19.16b
-	eor	v4.16b, v4.16b, v23.16b
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v23.16b, v24.16b, v25.16b
-	eor	v1.16b, v1.16b, v7.16b
-	ldr	q7, [x0, #1584]
-	eor	v24.16b, v29.16b, v19.16b
-	eor	v5.16b, v5.16b, v19.16b
-	eor	v19.16b, v26.16b, v16.16b
-	eor	v16.16b, v16.16b, v23.16b
-	ldr	q23, [x0, #1600]
-	ldr	q25, [x0, #1536]
-	eor	v17.16b, v17.16b, v24.16b
-	eor	v6.16b, v6.16b, v24.16b
-	eor	v20.16b, v20.16b, v19.16b
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v22.16b, v22.16b, v16.16b
-	ldr	q24, [x0, #1568]
-	eor	v4.16b, v17.16b, v4.16b
-	eor	v17.16b, v17.16b, v19.16b
-	ldr	q26, [x0, #1616]
-	eor	v18.16b, v18.16b, v5.16b
-	eor	v5.16b, v16.16b, v5.16b
-	eor	v16.16b, v22.16b, v20.16b
-	eor	v1.16b, v1.16b, v4.16b
-	eor	v6.16b, v22.16b, v6.16b
-	eor	v19.16b, v4.16b, v19.16b
-	tbl	v20.16b, {v18.16b}, v21.16b
-	tbl	v22.16b, {v5.16b}, v21.16b
-	eor	v2.16b, v2.16b, v16.16b
-	tbl	v16.16b, {v1.16b}, v21.16b
-	tbl	v28.16b, {v6.16b}, v21.16b
-	tbl	v29.16b, {v4.16b}, v21.16b
-	tbl	v30.16b, {v19.16b}, v21.16b
-	tbl	v31.16b, {v17.16b}, v21.16b
-	tbl	v21.16b, {v2.16b}, v21.16b
-	eor	v18.16b, v18.16b, v20.16b
-	eor	v6.16b, v6.16b, v28.16b
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v27.16b, v22.16b, v27.16b
-	ldr	q8, [x0, #1632]
-	ldr	q9, [x0, #1648]
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v4.16b, v4.16b, v29.16b
-	eor	v2.16b, v2.16b, v21.16b
-	eor	v19.16b, v19.16b, v30.16b
-	eor	v17.16b, v17.16b, v31.16b
-	eor	v20.16b, v20.16b, v25.16b
-	eor	v27.16b, v27.16b, v18.16b
-	ldr	q22, [x6, #16]
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v29.16b, v23.16b
-	eor	v23.16b, v28.16b, v24.16b
-	eor	v21.16b, v21.16b, v26.16b
-	eor	v24.16b, v30.16b, v8.16b
-	tbl	v18.16b, {v18.16b}, v22.16b
-	eor	v7.16b, v7.16b, v6.16b
-	eor	v16.16b, v16.16b, v1.16b
-	eor	v25.16b, v31.16b, v9.16b
-	eor	v20.16b, v20.16b, v17.16b
-	tbl	v26.16b, {v5.16b}, v22.16b
-	eor	v27.16b, v27.16b, v17.16b
-	tbl	v6.16b, {v6.16b}, v22.16b
-	eor	v23.16b, v23.16b, v5.16b
-	tbl	v5.16b, {v1.16b}, v22.16b
-	eor	v7.16b, v7.16b, v17.16b
-	tbl	v28.16b, {v4.16b}, v22.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v29.16b, {v2.16b}, v22.16b
-	eor	v21.16b, v21.16b, v4.16b
-	tbl	v30.16b, {v19.16b}, v22.16b
-	eor	v24.16b, v24.16b, v2.16b
-	tbl	v17.16b, {v17.16b}, v22.16b
-	eor	v25.16b, v25.16b, v19.16b
-	eor	v1.16b, v20.16b, v18.16b
-	eor	v2.16b, v27.16b, v26.16b
-	eor	v4.16b, v23.16b, v6.16b
-	eor	v5.16b, v7.16b, v5.16b
-	eor	v6.16b, v16.16b, v28.16b
-	eor	v7.16b, v21.16b, v29.16b
-	eor	v16.16b, v24.16b, v30.16b
-	eor	v17.16b, v25.16b, v17.16b
-	movi	v18.16b, #85
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v4.16b, #1
-	shl	v22.16b, v5.16b, #1
-	ushr	v23.16b, v6.16b, #1
-	shl	v24.16b, v7.16b, #1
-	ushr	v25.16b, v16.16b, #1
-	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v4.16b, v22.16b, v18.16b
-	bit	v7.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v16.16b, v26.16b, v18.16b
-	movi	v18.16b, #51
-	ushr	v19.16b, v1.16b, #2
-	shl	v20.16b, v4.16b, #2
-	ushr	v21.16b, v2.16b, #2
-	shl	v22.16b, v5.16b, #2
-	ushr	v23.16b, v6.16b, #2
-	shl	v24.16b, v16.16b, #2
-	ushr	v25.16b, v7.16b, #2
-	shl	v26.16b, v17.16b, #2
-	bit	v4.16b, v19.16b, v18.16b
-	bif	v1.16b, v20.16b, v18.16b
-	bit	v5.16b, v21.16b, v18.16b
-	bif	v2.16b, v22.16b, v18.16b
-	bit	v16.16b, v23.16b, v18.16b
-	bif	v6.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v7.16b, v26.16b, v18.16b
-	movi	v18.16b, #15
-	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
-	shl	v24.16b, v16.16b, #4
-	ushr	v25.16b, v5.16b, #4
-	shl	v26.16b, v17.16b, #4
-	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
-	bif	v4.16b, v24.16b, v18.16b
-	bit	v17.16b, v25.16b, v18.16b
-	bif	v5.16b, v26.16b, v18.16b
-	eor	v4.16b, v1.16b, v3.16b
-	str	s4, [x8, #384]
-	eor	v4.16b, v2.16b, v3.16b
-	str	s4, [x8, #388]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x6, #32]
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v24.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #1680]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v24.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #1712]
-	eor	v23.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldr	q22, [x0, #1728]
-	ldr	q24, [x0, #1664]
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldr	q23, [x0, #1696]
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	ldr	q25, [x0, #1744]
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v20.16b
-	tbl	v21.16b, {v4.16b}, v20.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v20.16b
-	tbl	v27.16b, {v5.16b}, v20.16b
-	tbl	v28.16b, {v3.16b}, v20.16b
-	tbl	v29.16b, {v18.16b}, v20.16b
-	tbl	v30.16b, {v16.16b}, v20.16b
-	tbl	v20.16b, {v2.16b}, v20.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v27.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v26.16b, v21.16b, v26.16b
-	ldr	q31, [x0, #1760]
-	ldr	q8, [x0, #1776]
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v28.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v18.16b, v18.16b, v29.16b
-	eor	v16.16b, v16.16b, v30.16b
-	eor	v19.16b, v19.16b, v24.16b
-	eor	v26.16b, v26.16b, v17.16b
-	ldr	q21, [x6, #48]
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v7.16b, v28.16b, v22.16b
-	eor	v22.16b, v27.16b, v23.16b
-	eor	v20.16b, v20.16b, v25.16b
-	eor	v23.16b, v29.16b, v31.16b
-	tbl	v17.16b, {v17.16b}, v21.16b
-	eor	v6.16b, v6.16b, v5.16b
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v24.16b, v30.16b, v8.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v21.16b
-	eor	v26.16b, v26.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v21.16b
-	eor	v22.16b, v22.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v21.16b
-	eor	v6.16b, v6.16b, v16.16b
-	tbl	v27.16b, {v3.16b}, v21.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v28.16b, {v2.16b}, v21.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v29.16b, {v18.16b}, v21.16b
-	eor	v23.16b, v23.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v21.16b
-	eor	v24.16b, v24.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v26.16b, v25.16b
-	eor	v3.16b, v22.16b, v5.16b
-	eor	v4.16b, v6.16b, v4.16b
-	eor	v5.16b, v7.16b, v27.16b
-	eor	v6.16b, v20.16b, v28.16b
-	eor	v7.16b, v23.16b, v29.16b
-	eor	v16.16b, v24.16b, v16.16b
-	mov	x8, #1792
-	add	x8, x0, x8
-	add	x9, x6, #64
-	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_42:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x8], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x9], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x8], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x8], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x8], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_42
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #3200]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #3216]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #3232]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #3248]
-	ldr	q23, [x0, #3264]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #3280]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #3296]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #3312]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
 	bif	v2.16b, v21.16b, v17.16b
 	bit	v3.16b, v18.16b, v17.16b
@@ -31556,9 +30004,9 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_11
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_19
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_13
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_19:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_13:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_11
 	str	xzr, [x0, #328]
@@ -31579,740 +30027,6 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent2_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_20
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_20:
-	sub	x8, x8, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
-	ldr	q17, [x6, #560]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1536
-	add	x9, x0, x9
-	add	x10, x6, #0
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #592]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldr	q17, [x6, #528]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #1792
-	add	x9, x0, x9
-	add	x10, x6, #64
-	mov	x11, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #3200]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #3216]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #3232]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #3248]
-	ldr	q23, [x0, #3264]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #3280]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #3296]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #3312]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #592]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_next2_256:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_spent_again2_256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_single256:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -32555,7 +30269,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #64
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_45:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -32723,7 +30437,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_45
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_39
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -32949,7 +30663,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_single_fast256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_outside_run_12:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #2
@@ -33477,7 +31191,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #64
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_46:
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -33584,6 +31298,2276 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
 	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_40
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #3200]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #3216]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #3232]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #3248]
+	ldr	q23, [x0, #3264]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3280]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3296]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3312]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v5.16b, #2
+	shl	v21.16b, v7.16b, #2
+	ushr	v22.16b, v2.16b, #2
+	shl	v23.16b, v4.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #2
+	bif	v5.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v22.16b, v17.16b
+	bif	v2.16b, v23.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v19.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	ldr	q25, [x6, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v25.16b
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_12
+	add	x8, x8, #1
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_14
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_14:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_12
+	str	xzr, [x0, #328]
+	mov	x9, #256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_12:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_12:
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
+.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12:
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_8
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_8:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_8:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_8
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain256:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_15
+	mov	x8, x3
+.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_15:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top256:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end256
+	and	x7, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_256
+	cmp	x7, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast8_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x6, #560]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_41:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_41
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldr	q17, [x6, #528]
+	movi	v18.16b, #85
+	movi	v19.16b, #51
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v5.16b, #1
+	shl	v24.16b, v6.16b, #1
+	ushr	v25.16b, v7.16b, #1
+	shl	v26.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v6.16b, v23.16b, v18.16b
+	bif	v5.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v7.16b, v26.16b, v18.16b
+	ushr	v17.16b, v1.16b, #2
+	shl	v18.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v2.16b, v21.16b, v19.16b
+	bit	v7.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v6.16b, v25.16b, v19.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_42:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_42
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #3200]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #3216]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #3232]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #3248]
+	ldr	q23, [x0, #3264]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3280]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3296]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3312]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #592]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try4_256:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_256
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast4_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x6, #560]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_43
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldr	q17, [x6, #528]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_44
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #3200]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #3216]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #3232]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #3248]
+	ldr	q23, [x0, #3264]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #3280]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #3296]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #3312]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #592]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_try2_256:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single256
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_fast2_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x6, #560]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1536
+	add	x7, x0, x7
+	add	x8, x6, #0
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_45:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_45
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #592]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldr	q17, [x6, #528]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #1792
+	add	x7, x0, x7
+	add	x8, x6, #64
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_46:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -33781,101 +33765,60 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
 	bit	v2.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
 	bit	v4.16b, v20.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
 	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v5.16b, #2
-	shl	v21.16b, v7.16b, #2
-	ushr	v22.16b, v2.16b, #2
-	shl	v23.16b, v4.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #2
-	bif	v5.16b, v21.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
 	bit	v3.16b, v18.16b, v17.16b
-	bit	v4.16b, v22.16b, v17.16b
-	bif	v2.16b, v23.16b, v17.16b
-	bit	v7.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v19.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
 	shl	v19.16b, v5.16b, #4
 	ushr	v20.16b, v2.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x6, #592]
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #592]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_12
-	add	x8, x8, #1
-	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_21
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r1_xor_stream_keep_21:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_12
-	str	xzr, [x0, #328]
-	mov	x9, #256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_grown_12:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_restart_12:
-	str	x7, [x0, #328]
-	mov	x7, #1
-	str	x7, [x0, #336]
-.Laesgen_neon_bitsliced_face_r1_xor_stream_run_done_12:
-	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_8
-	ldr	q2, [x2], #16
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x1], #16
-	adds	x4, x4, #1
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
 	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_8:
-	str	q1, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_8:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_8
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end256
-.Laesgen_neon_bitsliced_face_r1_xor_stream_single_spent256:
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_single256:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d1, x7
@@ -33945,7 +33888,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x7, #1536
 	add	x7, x0, x7
 	add	x8, x6, #0
-	mov	x9, #2
+	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_47:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -34113,7 +34056,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_47
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -34231,7 +34174,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	mov	x7, #1792
 	add	x7, x0, x7
 	add	x8, x6, #64
-	mov	x9, #11
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_48:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -34399,7 +34342,7 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r1_xor_stream_bs_round_48
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -34588,25 +34531,28 @@ aesgen_neon_bitsliced_face_r1_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_partial_9:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_9:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r1_xor_stream_partial_byte_9
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_end256
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end256
+.Laesgen_neon_bitsliced_face_r1_xor_stream_plain_end256:
+	mov	x3, x9
+	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r1_xor_stream_end256:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r1_xor_stream_return

@@ -6738,7 +6738,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -7507,749 +7507,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_2
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_2:
-	sub	x8, x8, #8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q17, [x0]
-	ldr	q18, [x6, #544]
-	movi	v19.16b, #85
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	tbl	v5.16b, {v5.16b}, v18.16b
-	tbl	v6.16b, {v6.16b}, v18.16b
-	tbl	v7.16b, {v7.16b}, v18.16b
-	tbl	v16.16b, {v16.16b}, v18.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v3.16b, v21.16b, v19.16b
-	bit	v6.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v7.16b, v25.16b, v19.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1680]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1690]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x16a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x16b0]
-	ldr	q23, [x0, #0x16c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x16d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x16e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x16f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
-	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_128:
-	add	x7, x7, #8
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try4_128:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128
@@ -8326,7 +7583,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -8494,7 +7751,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -8703,7 +7960,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_2:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -8784,7 +8041,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v3.16b
 	eor	v7.16b, v16.16b, v7.16b
@@ -8952,7 +8209,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -9071,7 +8328,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -9239,7 +8496,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -9425,9 +8682,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_2
 	add	x8, x8, #4
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_3
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_2
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_3:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_2:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_2
 	str	xzr, [x0, #328]
@@ -9452,737 +8709,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_4
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_4:
-	sub	x8, x8, #4
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
-	ldr	q17, [x6, #544]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_10:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_10
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1680]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1690]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x16a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x16b0]
-	ldr	q23, [x0, #0x16c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x16d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x16e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x16f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_128:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single128
@@ -10258,7 +8784,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -10426,7 +8952,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -10631,7 +9157,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_3:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -10708,7 +9234,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v4.16b
 	eor	v7.16b, v16.16b, v7.16b
@@ -10876,7 +9402,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -10993,7 +9519,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -11161,7 +9687,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -11347,9 +9873,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_3
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_5
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_3
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_5:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_3:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_3
 	str	xzr, [x0, #328]
@@ -11370,731 +9896,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_6
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_6:
-	sub	x8, x8, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
-	ldr	q17, [x6, #544]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1680]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1690]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x16a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x16b0]
-	ldr	q23, [x0, #0x16c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x16d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x16e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x16f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_128:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single128:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -12166,7 +9967,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_10:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -12334,7 +10135,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_10
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -12558,7 +10359,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_4:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent128
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -12633,7 +10434,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11:
 	eor	v18.16b, v17.16b, v3.16b
 	eor	v19.16b, v6.16b, v4.16b
 	eor	v7.16b, v16.16b, v7.16b
@@ -12801,7 +10602,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v3.16b, #1
@@ -12917,7 +10718,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #7
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -13024,6 +10825,2226 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
 	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1680]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1690]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x16a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x16b0]
+	ldr	q23, [x0, #0x16c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x16d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x16e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x16f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4
+	add	x8, x8, #1
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_4
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_4:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4
+	str	xzr, [x0, #328]
+	mov	x9, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4:
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4:
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_2
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_2:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_2:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_2
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain128:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_5
+	mov	x8, x3
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_5:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top128:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end128
+	and	x7, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_128
+	cmp	x7, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast8_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x6, #544]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1680]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1690]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x16a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x16b0]
+	ldr	q23, [x0, #0x16c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x16d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x16e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x16f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_128:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_128
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast4_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x6, #544]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1680]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1690]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x16a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x16b0]
+	ldr	q23, [x0, #0x16c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x16d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x16e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x16f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_128:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single128
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast2_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x6, #544]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #7
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -13263,57 +13284,15 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4
-	add	x8, x8, #1
-	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_7
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_7:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4
-	str	xzr, [x0, #328]
-	mov	x9, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_4:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_4:
-	str	x7, [x0, #328]
-	mov	x7, #1
-	str	x7, [x0, #336]
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_4:
-	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_2
-	ldr	q2, [x2], #16
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x1], #16
-	adds	x4, x4, #1
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
 	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_2:
-	str	q1, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_2:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_2
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent128:
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single128:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d1, x7
@@ -13383,7 +13362,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x7, #0x1200
 	add	x7, x0, x7
 	add	x8, x6, #96
-	mov	x9, #2
+	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_19:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -13551,7 +13530,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_19
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -13665,7 +13644,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x7, #0x1300
 	add	x7, x0, x7
 	add	x8, x6, #32
-	mov	x9, #7
+	mov	x10, #7
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_20:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -13833,7 +13812,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_20
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -14020,25 +13999,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_3:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_3:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_3
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end128
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end128:
+	mov	x3, x9
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top128
 .Laesgen_neon_bitsliced_face_r2_xor_stream_end128:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
@@ -14840,7 +14822,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_5:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -15583,9 +15565,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_5
 	add	x8, x8, #8
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_6
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_8:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_6:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_5
 	str	xzr, [x0, #328]
@@ -15618,758 +15600,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_9
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_9:
-	sub	x8, x8, #8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q17, [x0]
-	ldr	q18, [x6, #544]
-	movi	v19.16b, #85
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	tbl	v5.16b, {v5.16b}, v18.16b
-	tbl	v6.16b, {v6.16b}, v18.16b
-	tbl	v7.16b, {v7.16b}, v18.16b
-	tbl	v16.16b, {v16.16b}, v18.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v3.16b, v21.16b, v19.16b
-	bit	v6.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v7.16b, v25.16b, v19.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1780]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1790]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x17a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x17b0]
-	ldr	q23, [x0, #0x17c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x17d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x17e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x17f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldr	q17, [x6, #608]
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	tbl	v5.16b, {v5.16b}, v17.16b
-	tbl	v6.16b, {v6.16b}, v17.16b
-	tbl	v7.16b, {v7.16b}, v17.16b
-	tbl	v16.16b, {v16.16b}, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
-	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_192:
-	add	x7, x7, #8
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try4_192:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192
@@ -16446,7 +15676,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_27:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -16614,7 +15844,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_27
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -16828,7 +16058,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_6:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -16909,7 +16139,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v3.16b
 	eor	v7.16b, v16.16b, v7.16b
@@ -17077,7 +16307,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -17196,7 +16426,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_27:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -17364,7 +16594,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_27
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -17555,9 +16785,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_6
 	add	x8, x8, #4
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_10
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_7
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_10:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_7:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_6
 	str	xzr, [x0, #328]
@@ -17582,742 +16812,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_11
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_11:
-	sub	x8, x8, #4
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
-	ldr	q17, [x6, #544]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1780]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1790]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x17a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x17b0]
-	ldr	q23, [x0, #0x17c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x17d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x17e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x17f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #608]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_192:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single192
@@ -18393,7 +16887,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -18561,7 +17055,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -18769,7 +17263,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_7:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -18846,7 +17340,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v4.16b
 	eor	v7.16b, v16.16b, v7.16b
@@ -19014,7 +17508,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -19131,7 +17625,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -19299,7 +17793,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -19488,9 +17982,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_7
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_12
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_8
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_12:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_8:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_7
 	str	xzr, [x0, #328]
@@ -19511,734 +18005,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_13
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_13:
-	sub	x8, x8, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
-	ldr	q17, [x6, #544]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1780]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1790]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x17a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x17b0]
-	ldr	q23, [x0, #0x17c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x17d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x17e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x17f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #608]
-	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_192:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single192:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -20310,7 +18076,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -20478,7 +18244,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -20704,7 +18470,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_8:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent192
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -20779,7 +18545,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32:
 	eor	v18.16b, v17.16b, v3.16b
 	eor	v19.16b, v6.16b, v4.16b
 	eor	v7.16b, v16.16b, v7.16b
@@ -20947,7 +18713,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v3.16b, #1
@@ -21063,7 +18829,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #9
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_39:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -21170,6 +18936,2242 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
 	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1780]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1790]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x17a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x17b0]
+	ldr	q23, [x0, #0x17c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x17d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x17e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x17f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v5.16b, #2
+	shl	v21.16b, v7.16b, #2
+	ushr	v22.16b, v2.16b, #2
+	shl	v23.16b, v4.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #2
+	bif	v5.16b, v21.16b, v17.16b
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v22.16b, v17.16b
+	bif	v2.16b, v23.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v19.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	bif	v1.16b, v19.16b, v17.16b
+	shl	v19.16b, v16.16b, #4
+	ldr	q25, [x6, #608]
+	bit	v5.16b, v18.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v19.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v25.16b
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8
+	add	x8, x8, #1
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_9
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_9:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8
+	str	xzr, [x0, #328]
+	mov	x9, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8:
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8:
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_5
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_5:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_5:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_5
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain192:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_10
+	mov	x8, x3
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_10:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top192:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end192
+	and	x7, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_192
+	cmp	x7, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast8_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x6, #544]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1780]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1790]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x17a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x17b0]
+	ldr	q23, [x0, #0x17c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x17d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x17e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x17f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	q17, [x6, #608]
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	tbl	v5.16b, {v5.16b}, v17.16b
+	tbl	v6.16b, {v6.16b}, v17.16b
+	tbl	v7.16b, {v7.16b}, v17.16b
+	tbl	v16.16b, {v16.16b}, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_192:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_192
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast4_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x6, #544]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1780]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1790]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x17a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x17b0]
+	ldr	q23, [x0, #0x17c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x17d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x17e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x17f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	ldr	q20, [x6, #608]
+	bif	v2.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v20.16b
+	tbl	v2.16b, {v2.16b}, v20.16b
+	tbl	v3.16b, {v3.16b}, v20.16b
+	tbl	v4.16b, {v4.16b}, v20.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_192:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single192
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast2_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x6, #544]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #9
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_39:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -21367,101 +21369,60 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bif	v1.16b, v19.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
 	bit	v2.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
 	bit	v4.16b, v20.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
 	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v5.16b, #2
-	shl	v21.16b, v7.16b, #2
-	ushr	v22.16b, v2.16b, #2
-	shl	v23.16b, v4.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
 	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #2
-	bif	v5.16b, v21.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
 	bit	v3.16b, v18.16b, v17.16b
-	bit	v4.16b, v22.16b, v17.16b
-	bif	v2.16b, v23.16b, v17.16b
-	bit	v7.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v19.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
 	shl	v19.16b, v5.16b, #4
 	ushr	v20.16b, v2.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
 	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x6, #608]
+	bif	v2.16b, v21.16b, v17.16b
+	ldr	q21, [x6, #608]
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v25.16b
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8
-	add	x8, x8, #1
-	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_14
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_14:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8
-	str	xzr, [x0, #328]
-	mov	x9, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_8:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_8:
-	str	x7, [x0, #328]
-	mov	x7, #1
-	str	x7, [x0, #336]
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_8:
-	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_5
-	ldr	q2, [x2], #16
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x1], #16
-	adds	x4, x4, #1
+	tbl	v1.16b, {v1.16b}, v21.16b
+	tbl	v2.16b, {v2.16b}, v21.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
 	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_5:
-	str	q1, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_5:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_5
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent192:
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single192:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d1, x7
@@ -21531,7 +21492,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x7, #0x1200
 	add	x7, x0, x7
 	add	x8, x6, #96
-	mov	x9, #2
+	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_40:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -21699,7 +21660,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_40
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -21813,7 +21774,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x7, #0x1300
 	add	x7, x0, x7
 	add	x8, x6, #32
-	mov	x9, #9
+	mov	x10, #9
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_41:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -21981,7 +21942,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_41
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -22170,25 +22131,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_6:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_6:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_6
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end192
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end192
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end192:
+	mov	x3, x9
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top192
 .Laesgen_neon_bitsliced_face_r2_xor_stream_end192:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return
@@ -22981,7 +22945,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast8_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_9:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -23715,9 +23679,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_9
 	add	x8, x8, #8
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_15
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_11
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_15:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_11:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_9
 	str	xzr, [x0, #328]
@@ -23750,749 +23714,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #128
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent8_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_16
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_16:
-	sub	x8, x8, #8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	add	v5.16b, v4.16b, v0.16b
-	add	v6.16b, v5.16b, v0.16b
-	add	v7.16b, v6.16b, v0.16b
-	add	v16.16b, v7.16b, v0.16b
-	ldr	q17, [x0]
-	ldr	q18, [x6, #544]
-	movi	v19.16b, #85
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v5.16b, v5.16b, v17.16b
-	eor	v6.16b, v6.16b, v17.16b
-	eor	v7.16b, v7.16b, v17.16b
-	eor	v16.16b, v16.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v18.16b
-	tbl	v2.16b, {v2.16b}, v18.16b
-	tbl	v3.16b, {v3.16b}, v18.16b
-	tbl	v4.16b, {v4.16b}, v18.16b
-	tbl	v5.16b, {v5.16b}, v18.16b
-	tbl	v6.16b, {v6.16b}, v18.16b
-	tbl	v7.16b, {v7.16b}, v18.16b
-	tbl	v16.16b, {v16.16b}, v18.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v19.16b
-	bif	v1.16b, v18.16b, v19.16b
-	bit	v4.16b, v20.16b, v19.16b
-	bif	v3.16b, v21.16b, v19.16b
-	bit	v6.16b, v22.16b, v19.16b
-	bif	v5.16b, v23.16b, v19.16b
-	bit	v16.16b, v24.16b, v19.16b
-	bif	v7.16b, v25.16b, v19.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1880]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1890]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x18a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x18b0]
-	ldr	q23, [x0, #0x18c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x18d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x18e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x18f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q17, q18, [x2], #32
-	eor	v1.16b, v1.16b, v17.16b
-	eor	v2.16b, v2.16b, v18.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v5.16b, v5.16b, v1.16b
-	eor	v6.16b, v6.16b, v2.16b
-	stp	q5, q6, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v7.16b, v7.16b, v1.16b
-	eor	v16.16b, v16.16b, v2.16b
-	stp	q7, q16, [x1], #32
-	adds	x4, x4, #8
-	adc	x5, x5, xzr
-	sub	x3, x3, #128
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next8_256:
-	add	x7, x7, #8
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-	cmp	x3, #128
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again8_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try4_256:
 	cmp	x3, #64
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256
@@ -24569,7 +23790,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_48:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -24737,7 +23958,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_48
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -24946,7 +24167,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast4_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_10:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -25027,7 +24248,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_49:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v3.16b
 	eor	v7.16b, v16.16b, v7.16b
@@ -25195,7 +24416,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_49
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -25314,7 +24535,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_50:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_48:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -25482,7 +24703,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_50
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_48
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -25668,9 +24889,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_10
 	add	x8, x8, #4
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_17
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_12
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_17:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_12:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_10
 	str	xzr, [x0, #328]
@@ -25695,737 +24916,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent4_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_18
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_18:
-	sub	x8, x8, #4
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	add	v3.16b, v2.16b, v0.16b
-	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
-	ldr	q17, [x6, #544]
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	tbl	v3.16b, {v3.16b}, v17.16b
-	tbl	v4.16b, {v4.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1880]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1890]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x18a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x18b0]
-	ldr	q23, [x0, #0x18c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x18d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x18e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x18f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q5, q6, [x2], #32
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v6.16b
-	stp	q1, q2, [x1], #32
-	ldp	q1, q2, [x2], #32
-	eor	v3.16b, v3.16b, v1.16b
-	eor	v4.16b, v4.16b, v2.16b
-	stp	q3, q4, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next4_256:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again4_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_single256
@@ -26501,7 +24991,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_53:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_49:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -26669,7 +25159,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_53
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_49
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -26874,7 +25364,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_fast2_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_11:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -26951,7 +25441,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_54:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_50:
 	eor	v18.16b, v17.16b, v2.16b
 	eor	v19.16b, v6.16b, v4.16b
 	eor	v7.16b, v16.16b, v7.16b
@@ -27119,7 +25609,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_54
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_50
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v2.16b, #1
@@ -27236,7 +25726,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_55:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -27404,7 +25894,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x10, x10, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_55
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -27590,9 +26080,9 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_11
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_19
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_13
 	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_19:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_13:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_11
 	str	xzr, [x0, #328]
@@ -27613,731 +26103,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent2_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_20
-	mov	x8, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_20:
-	sub	x8, x8, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d1, x9
-	mov	v1.d[1], x10
-	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
-	ldr	q17, [x6, #544]
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
-	tbl	v2.16b, {v2.16b}, v17.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1200
-	add	x9, x0, x9
-	add	x10, x6, #96
-	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	movi	v3.2d, #0x0000000000000000
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	mov	x9, #0x1300
-	add	x9, x0, x9
-	add	x10, x6, #32
-	mov	x11, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57:
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v31.16b, v8.16b
-	eor	v16.16b, v8.16b, v2.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v19.16b, v19.16b, v7.16b
-	and	v3.16b, v3.16b, v16.16b
-	and	v25.16b, v25.16b, v7.16b
-	and	v16.16b, v21.16b, v16.16b
-	and	v21.16b, v24.16b, v31.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v24.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v7.16b, v2.16b, v7.16b
-	and	v6.16b, v6.16b, v24.16b
-	and	v17.16b, v17.16b, v24.16b
-	and	v23.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldp	q20, q24, [x9], #32
-	and	v18.16b, v18.16b, v7.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v7.16b, v30.16b, v7.16b
-	eor	v26.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldp	q27, q29, [x10], #32
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v22.16b, v23.16b, v26.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldp	q6, q23, [x9], #32
-	eor	v26.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v7.16b
-	eor	v7.16b, v7.16b, v22.16b
-	ldp	q22, q25, [x9], #32
-	eor	v16.16b, v16.16b, v26.16b
-	eor	v5.16b, v5.16b, v26.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v4.16b, v4.16b, v1.16b
-	eor	v21.16b, v21.16b, v7.16b
-	ldp	q26, q28, [x9], #32
-	eor	v3.16b, v16.16b, v3.16b
-	eor	v16.16b, v16.16b, v18.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v7.16b, v21.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v5.16b, v21.16b, v5.16b
-	eor	v18.16b, v3.16b, v18.16b
-	tbl	v19.16b, {v17.16b}, v27.16b
-	tbl	v21.16b, {v4.16b}, v27.16b
-	eor	v2.16b, v2.16b, v7.16b
-	tbl	v7.16b, {v1.16b}, v27.16b
-	tbl	v30.16b, {v5.16b}, v27.16b
-	tbl	v31.16b, {v3.16b}, v27.16b
-	tbl	v8.16b, {v18.16b}, v27.16b
-	tbl	v9.16b, {v16.16b}, v27.16b
-	tbl	v27.16b, {v2.16b}, v27.16b
-	eor	v17.16b, v17.16b, v19.16b
-	eor	v5.16b, v5.16b, v30.16b
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v24.16b, v21.16b, v24.16b
-	eor	v7.16b, v7.16b, v23.16b
-	eor	v22.16b, v31.16b, v22.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v3.16b, v3.16b, v31.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v18.16b, v18.16b, v8.16b
-	eor	v16.16b, v16.16b, v9.16b
-	eor	v19.16b, v19.16b, v20.16b
-	eor	v24.16b, v24.16b, v17.16b
-	eor	v6.16b, v30.16b, v6.16b
-	eor	v7.16b, v7.16b, v5.16b
-	eor	v22.16b, v22.16b, v1.16b
-	eor	v20.16b, v27.16b, v25.16b
-	eor	v21.16b, v8.16b, v26.16b
-	tbl	v17.16b, {v17.16b}, v29.16b
-	eor	v23.16b, v9.16b, v28.16b
-	eor	v19.16b, v19.16b, v16.16b
-	tbl	v25.16b, {v4.16b}, v29.16b
-	eor	v24.16b, v24.16b, v16.16b
-	tbl	v5.16b, {v5.16b}, v29.16b
-	eor	v6.16b, v6.16b, v4.16b
-	tbl	v4.16b, {v1.16b}, v29.16b
-	eor	v7.16b, v7.16b, v16.16b
-	tbl	v26.16b, {v3.16b}, v29.16b
-	eor	v22.16b, v22.16b, v16.16b
-	tbl	v27.16b, {v2.16b}, v29.16b
-	eor	v20.16b, v20.16b, v3.16b
-	tbl	v28.16b, {v18.16b}, v29.16b
-	eor	v21.16b, v21.16b, v2.16b
-	tbl	v16.16b, {v16.16b}, v29.16b
-	eor	v23.16b, v23.16b, v18.16b
-	eor	v1.16b, v19.16b, v17.16b
-	eor	v2.16b, v24.16b, v25.16b
-	eor	v3.16b, v6.16b, v5.16b
-	eor	v4.16b, v7.16b, v4.16b
-	eor	v5.16b, v22.16b, v26.16b
-	eor	v6.16b, v20.16b, v27.16b
-	eor	v7.16b, v21.16b, v28.16b
-	eor	v16.16b, v23.16b, v16.16b
-	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57
-	eor	v17.16b, v16.16b, v2.16b
-	eor	v18.16b, v5.16b, v3.16b
-	eor	v6.16b, v7.16b, v6.16b
-	eor	v19.16b, v16.16b, v5.16b
-	eor	v20.16b, v16.16b, v3.16b
-	eor	v21.16b, v18.16b, v17.16b
-	eor	v22.16b, v1.16b, v6.16b
-	eor	v4.16b, v4.16b, v21.16b
-	eor	v23.16b, v2.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	bic	v2.16b, v22.16b, v2.16b
-	eor	v24.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v4.16b
-	eor	v3.16b, v3.16b, v4.16b
-	and	v4.16b, v1.16b, v5.16b
-	eor	v25.16b, v19.16b, v7.16b
-	eor	v26.16b, v6.16b, v3.16b
-	eor	v27.16b, v1.16b, v3.16b
-	eor	v28.16b, v20.16b, v23.16b
-	and	v29.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v25.16b
-	eor	v30.16b, v26.16b, v25.16b
-	and	v31.16b, v19.16b, v25.16b
-	and	v8.16b, v28.16b, v27.16b
-	eor	v9.16b, v1.16b, v25.16b
-	and	v10.16b, v20.16b, v26.16b
-	and	v11.16b, v17.16b, v6.16b
-	and	v12.16b, v18.16b, v30.16b
-	eor	v4.16b, v29.16b, v4.16b
-	eor	v29.16b, v29.16b, v8.16b
-	eor	v8.16b, v17.16b, v6.16b
-	eor	v10.16b, v31.16b, v10.16b
-	eor	v2.16b, v11.16b, v2.16b
-	eor	v31.16b, v31.16b, v12.16b
-	and	v12.16b, v24.16b, v9.16b
-	eor	v16.16b, v16.16b, v6.16b
-	eor	v4.16b, v4.16b, v10.16b
-	eor	v2.16b, v2.16b, v31.16b
-	eor	v29.16b, v29.16b, v31.16b
-	eor	v31.16b, v11.16b, v12.16b
-	eor	v11.16b, v20.16b, v26.16b
-	eor	v2.16b, v8.16b, v2.16b
-	eor	v7.16b, v7.16b, v29.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v4.16b, v11.16b, v4.16b
-	and	v31.16b, v7.16b, v2.16b
-	eor	v16.16b, v16.16b, v29.16b
-	eor	v29.16b, v7.16b, v4.16b
-	eor	v8.16b, v4.16b, v31.16b
-	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v10.16b, v31.16b, v8.16b
-	eor	v2.16b, v2.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v10.16b
-	eor	v10.16b, v31.16b, v16.16b
-	bsl	v31.16b, v7.16b, v4.16b
-	eor	v2.16b, v2.16b, v16.16b
-	and	v4.16b, v31.16b, v10.16b
-	eor	v7.16b, v8.16b, v2.16b
-	eor	v16.16b, v31.16b, v8.16b
-	and	v27.16b, v27.16b, v2.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v8.16b, v9.16b, v31.16b
-	eor	v4.16b, v29.16b, v4.16b
-	and	v3.16b, v3.16b, v7.16b
-	and	v19.16b, v19.16b, v16.16b
-	and	v25.16b, v25.16b, v16.16b
-	and	v24.16b, v24.16b, v31.16b
-	and	v7.16b, v21.16b, v7.16b
-	eor	v2.16b, v2.16b, v4.16b
-	eor	v21.16b, v31.16b, v4.16b
-	and	v22.16b, v22.16b, v4.16b
-	eor	v1.16b, v3.16b, v1.16b
-	eor	v3.16b, v3.16b, v27.16b
-	and	v4.16b, v23.16b, v4.16b
-	eor	v16.16b, v2.16b, v16.16b
-	and	v6.16b, v6.16b, v21.16b
-	and	v17.16b, v17.16b, v21.16b
-	and	v21.16b, v26.16b, v2.16b
-	and	v2.16b, v20.16b, v2.16b
-	ldr	q20, [x0, #0x1880]
-	and	v18.16b, v18.16b, v16.16b
-	eor	v22.16b, v6.16b, v22.16b
-	and	v16.16b, v30.16b, v16.16b
-	eor	v23.16b, v17.16b, v1.16b
-	eor	v6.16b, v6.16b, v8.16b
-	ldr	q26, [x0, #0x1890]
-	eor	v18.16b, v19.16b, v18.16b
-	eor	v3.16b, v3.16b, v22.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v21.16b, v21.16b, v23.16b
-	eor	v1.16b, v1.16b, v6.16b
-	ldr	q6, [x0, #0x18a0]
-	eor	v22.16b, v28.16b, v18.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v18.16b, v25.16b, v16.16b
-	eor	v16.16b, v16.16b, v21.16b
-	ldr	q21, [x0, #0x18b0]
-	ldr	q23, [x0, #0x18c0]
-	eor	v7.16b, v7.16b, v22.16b
-	eor	v5.16b, v5.16b, v22.16b
-	eor	v19.16b, v19.16b, v18.16b
-	eor	v22.16b, v24.16b, v16.16b
-	eor	v4.16b, v4.16b, v1.16b
-	ldr	q24, [x0, #0x18d0]
-	eor	v25.16b, v7.16b, v3.16b
-	eor	v27.16b, v7.16b, v18.16b
-	ldr	q7, [x0, #0x18e0]
-	eor	v3.16b, v22.16b, v19.16b
-	eor	v17.16b, v17.16b, v4.16b
-	eor	v4.16b, v16.16b, v4.16b
-	eor	v16.16b, v25.16b, v18.16b
-	eor	v18.16b, v1.16b, v25.16b
-	eor	v5.16b, v22.16b, v5.16b
-	eor	v19.16b, v2.16b, v3.16b
-	ldr	q22, [x0, #0x18f0]
-	eor	v1.16b, v17.16b, v20.16b
-	eor	v2.16b, v4.16b, v26.16b
-	eor	v4.16b, v18.16b, v21.16b
-	eor	v3.16b, v5.16b, v6.16b
-	eor	v5.16b, v25.16b, v23.16b
-	eor	v6.16b, v19.16b, v24.16b
-	eor	v7.16b, v16.16b, v7.16b
-	eor	v16.16b, v27.16b, v22.16b
-	movi	v17.16b, #85
-	ushr	v18.16b, v1.16b, #1
-	shl	v19.16b, v2.16b, #1
-	ushr	v20.16b, v3.16b, #1
-	shl	v21.16b, v4.16b, #1
-	ushr	v22.16b, v5.16b, #1
-	shl	v23.16b, v6.16b, #1
-	ushr	v24.16b, v7.16b, #1
-	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v3.16b, v21.16b, v17.16b
-	bit	v6.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v7.16b, v25.16b, v17.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_next2_256:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_spent_again2_256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_single256:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -28409,7 +26174,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x7, x0, x7
 	add	x8, x6, #32
 	mov	x9, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_58:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -28577,7 +26342,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
 	subs	x9, x9, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_58
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -28801,7 +26566,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_single_fast256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_outside_run_12:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent256
+	cbz	x8, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -28876,7 +26641,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x9, x0, x9
 	add	x10, x6, #96
 	mov	x11, #2
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_59:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_53:
 	eor	v18.16b, v17.16b, v3.16b
 	eor	v19.16b, v6.16b, v4.16b
 	eor	v7.16b, v16.16b, v7.16b
@@ -29044,7 +26809,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v16.16b, v22.16b, v29.16b
 	eor	v17.16b, v24.16b, v17.16b
 	subs	x11, x11, #1
-	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_59
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_53
 	movi	v18.16b, #85
 	ushr	v19.16b, v1.16b, #1
 	shl	v20.16b, v3.16b, #1
@@ -29160,7 +26925,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	x8, x0, x8
 	add	x9, x6, #32
 	mov	x10, #11
-.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_60:
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_54:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v6.16b, v7.16b, v6.16b
@@ -29267,6 +27032,2226 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v4.16b, v4.16b, v1.16b
 	eor	v21.16b, v21.16b, v7.16b
 	ldp	q26, q28, [x8], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_54
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldr	x8, [x0, #328]
+	sub	x8, x7, x8
+	and	x8, x8, #255
+	ldr	x9, [x0, #336]
+	cmp	x8, x9
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12
+	add	x8, x8, #1
+	cmp	x9, x8
+	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_14
+	mov	x9, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_14:
+	cmp	x9, #256
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12
+	str	xzr, [x0, #328]
+	mov	x9, #256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12:
+	str	x9, [x0, #336]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12:
+	str	x7, [x0, #328]
+	mov	x7, #1
+	str	x7, [x0, #336]
+.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12:
+	cmp	x3, #16
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_8
+	ldr	q2, [x2], #16
+	eor	v1.16b, v1.16b, v2.16b
+	str	q1, [x1], #16
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	sub	x3, x3, #16
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_8:
+	str	q1, [x0, #272]
+	adds	x4, x4, #1
+	adc	x5, x5, xzr
+	add	x7, x0, #272
+	mov	x6, #0
+.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_8:
+	ldrb	w8, [x7, x6]
+	ldrb	w9, [x2, x6]
+	eor	w8, w8, w9
+	strb	w8, [x1, x6]
+	add	x6, x6, #1
+	cmp	x6, x3
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_8
+	mov	x1, #16
+	sub	x1, x1, x3
+	str	x1, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain256:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_15
+	mov	x8, x3
+.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_15:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top256:
+	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end256
+	and	x7, x4, #255
+	cmp	x3, #128
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_256
+	cmp	x7, #248
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast8_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	add	v5.16b, v4.16b, v0.16b
+	add	v6.16b, v5.16b, v0.16b
+	add	v7.16b, v6.16b, v0.16b
+	add	v16.16b, v7.16b, v0.16b
+	ldr	q17, [x0]
+	ldr	q18, [x6, #544]
+	movi	v19.16b, #85
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
+	eor	v5.16b, v5.16b, v17.16b
+	eor	v6.16b, v6.16b, v17.16b
+	eor	v7.16b, v7.16b, v17.16b
+	eor	v16.16b, v16.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v18.16b
+	tbl	v2.16b, {v2.16b}, v18.16b
+	tbl	v3.16b, {v3.16b}, v18.16b
+	tbl	v4.16b, {v4.16b}, v18.16b
+	tbl	v5.16b, {v5.16b}, v18.16b
+	tbl	v6.16b, {v6.16b}, v18.16b
+	tbl	v7.16b, {v7.16b}, v18.16b
+	tbl	v16.16b, {v16.16b}, v18.16b
+	ushr	v17.16b, v1.16b, #1
+	shl	v18.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v17.16b, v19.16b
+	bif	v1.16b, v18.16b, v19.16b
+	bit	v4.16b, v20.16b, v19.16b
+	bif	v3.16b, v21.16b, v19.16b
+	bit	v6.16b, v22.16b, v19.16b
+	bif	v5.16b, v23.16b, v19.16b
+	bit	v16.16b, v24.16b, v19.16b
+	bif	v7.16b, v25.16b, v19.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_55:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_55
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q17, q18, [x2], #32
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v18.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v5.16b, v5.16b, v1.16b
+	eor	v6.16b, v6.16b, v2.16b
+	stp	q5, q6, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v7.16b, v7.16b, v1.16b
+	eor	v16.16b, v16.16b, v2.16b
+	stp	q7, q16, [x1], #32
+	adds	x4, x4, #8
+	adc	x5, x5, xzr
+	sub	x3, x3, #128
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try4_256:
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_256
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast4_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	add	v3.16b, v2.16b, v0.16b
+	add	v4.16b, v3.16b, v0.16b
+	ldr	q7, [x0]
+	ldr	q17, [x6, #544]
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
+	eor	v3.16b, v3.16b, v7.16b
+	eor	v4.16b, v4.16b, v7.16b
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v5.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v19.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v4.16b, v21.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v6.16b, v18.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_58:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_58
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v8.16b, v2.16b
+	eor	v16.16b, v31.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v3.16b, v3.16b, v7.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v25.16b, v25.16b, v16.16b
+	and	v24.16b, v24.16b, v31.16b
+	and	v7.16b, v21.16b, v7.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v21.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v16.16b, v2.16b, v16.16b
+	and	v6.16b, v6.16b, v21.16b
+	and	v17.16b, v17.16b, v21.16b
+	and	v21.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldr	q20, [x0, #0x1880]
+	and	v18.16b, v18.16b, v16.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v16.16b, v30.16b, v16.16b
+	eor	v23.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldr	q26, [x0, #0x1890]
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v16.16b, v16.16b, v22.16b
+	eor	v21.16b, v21.16b, v23.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldr	q6, [x0, #0x18a0]
+	eor	v22.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v16.16b
+	eor	v16.16b, v16.16b, v21.16b
+	ldr	q21, [x0, #0x18b0]
+	ldr	q23, [x0, #0x18c0]
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v22.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v1.16b
+	ldr	q24, [x0, #0x18d0]
+	eor	v25.16b, v7.16b, v3.16b
+	eor	v27.16b, v7.16b, v18.16b
+	ldr	q7, [x0, #0x18e0]
+	eor	v3.16b, v22.16b, v19.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v16.16b, v4.16b
+	eor	v16.16b, v25.16b, v18.16b
+	eor	v18.16b, v1.16b, v25.16b
+	eor	v5.16b, v22.16b, v5.16b
+	eor	v19.16b, v2.16b, v3.16b
+	ldr	q22, [x0, #0x18f0]
+	eor	v1.16b, v17.16b, v20.16b
+	eor	v2.16b, v4.16b, v26.16b
+	eor	v4.16b, v18.16b, v21.16b
+	eor	v3.16b, v5.16b, v6.16b
+	eor	v5.16b, v25.16b, v23.16b
+	eor	v6.16b, v19.16b, v24.16b
+	eor	v7.16b, v16.16b, v7.16b
+	eor	v16.16b, v27.16b, v22.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q5, q6, [x2], #32
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v6.16b
+	stp	q1, q2, [x1], #32
+	ldp	q1, q2, [x2], #32
+	eor	v3.16b, v3.16b, v1.16b
+	eor	v4.16b, v4.16b, v2.16b
+	stp	q3, q4, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_try2_256:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single256
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_fast2_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	add	v2.16b, v1.16b, v0.16b
+	ldr	q5, [x0]
+	ldr	q17, [x6, #544]
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	eor	v2.16b, v2.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v3.16b, #1
+	shl	v19.16b, v4.16b, #1
+	ushr	v20.16b, v5.16b, #1
+	ushr	v21.16b, v1.16b, #1
+	shl	v22.16b, v2.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v4.16b, v18.16b, v17.16b
+	bit	v2.16b, v21.16b, v17.16b
+	bif	v1.16b, v22.16b, v17.16b
+	bif	v3.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1200
+	add	x7, x0, x7
+	add	x8, x6, #96
+	mov	x10, #2
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_59:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v16.16b, v16.16b, v18.16b
+	eor	v17.16b, v17.16b, v4.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v7.16b, v21.16b, v19.16b
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v5.16b, v21.16b, v5.16b
+	eor	v18.16b, v3.16b, v18.16b
+	tbl	v19.16b, {v17.16b}, v27.16b
+	tbl	v21.16b, {v4.16b}, v27.16b
+	eor	v2.16b, v2.16b, v7.16b
+	tbl	v7.16b, {v1.16b}, v27.16b
+	tbl	v30.16b, {v5.16b}, v27.16b
+	tbl	v31.16b, {v3.16b}, v27.16b
+	tbl	v8.16b, {v18.16b}, v27.16b
+	tbl	v9.16b, {v16.16b}, v27.16b
+	tbl	v27.16b, {v2.16b}, v27.16b
+	eor	v17.16b, v17.16b, v19.16b
+	eor	v5.16b, v5.16b, v30.16b
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v24.16b, v21.16b, v24.16b
+	eor	v7.16b, v7.16b, v23.16b
+	eor	v22.16b, v31.16b, v22.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v3.16b, v3.16b, v31.16b
+	eor	v2.16b, v2.16b, v27.16b
+	eor	v18.16b, v18.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v19.16b, v19.16b, v20.16b
+	eor	v24.16b, v24.16b, v17.16b
+	eor	v6.16b, v30.16b, v6.16b
+	eor	v7.16b, v7.16b, v5.16b
+	eor	v22.16b, v22.16b, v1.16b
+	eor	v20.16b, v27.16b, v25.16b
+	eor	v21.16b, v8.16b, v26.16b
+	tbl	v17.16b, {v17.16b}, v29.16b
+	eor	v23.16b, v9.16b, v28.16b
+	eor	v19.16b, v19.16b, v16.16b
+	tbl	v25.16b, {v4.16b}, v29.16b
+	eor	v24.16b, v24.16b, v16.16b
+	tbl	v5.16b, {v5.16b}, v29.16b
+	eor	v6.16b, v6.16b, v4.16b
+	tbl	v4.16b, {v1.16b}, v29.16b
+	eor	v7.16b, v7.16b, v16.16b
+	tbl	v26.16b, {v3.16b}, v29.16b
+	eor	v22.16b, v22.16b, v16.16b
+	tbl	v27.16b, {v2.16b}, v29.16b
+	eor	v20.16b, v20.16b, v3.16b
+	tbl	v28.16b, {v18.16b}, v29.16b
+	eor	v21.16b, v21.16b, v2.16b
+	tbl	v16.16b, {v16.16b}, v29.16b
+	eor	v23.16b, v23.16b, v18.16b
+	eor	v1.16b, v19.16b, v17.16b
+	eor	v2.16b, v24.16b, v25.16b
+	eor	v3.16b, v6.16b, v5.16b
+	eor	v4.16b, v7.16b, v4.16b
+	eor	v5.16b, v22.16b, v26.16b
+	eor	v6.16b, v20.16b, v27.16b
+	eor	v7.16b, v21.16b, v28.16b
+	eor	v16.16b, v23.16b, v16.16b
+	subs	x10, x10, #1
+	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_59
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	ushr	v19.16b, v2.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v6.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v20.16b, v17.16b
+	bit	v6.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	bit	v7.16b, v21.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	mov	x7, #0x1300
+	add	x7, x0, x7
+	add	x8, x6, #32
+	mov	x10, #11
+.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_60:
+	eor	v17.16b, v16.16b, v2.16b
+	eor	v18.16b, v5.16b, v3.16b
+	eor	v6.16b, v7.16b, v6.16b
+	eor	v19.16b, v16.16b, v5.16b
+	eor	v20.16b, v16.16b, v3.16b
+	eor	v21.16b, v18.16b, v17.16b
+	eor	v22.16b, v1.16b, v6.16b
+	eor	v4.16b, v4.16b, v21.16b
+	eor	v23.16b, v2.16b, v22.16b
+	eor	v5.16b, v5.16b, v22.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v24.16b, v16.16b, v22.16b
+	eor	v7.16b, v7.16b, v4.16b
+	eor	v3.16b, v3.16b, v4.16b
+	and	v4.16b, v1.16b, v5.16b
+	eor	v25.16b, v19.16b, v7.16b
+	eor	v26.16b, v6.16b, v3.16b
+	eor	v27.16b, v1.16b, v3.16b
+	eor	v28.16b, v20.16b, v23.16b
+	and	v29.16b, v21.16b, v3.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v30.16b, v26.16b, v25.16b
+	and	v31.16b, v19.16b, v25.16b
+	and	v8.16b, v28.16b, v27.16b
+	eor	v9.16b, v1.16b, v25.16b
+	and	v10.16b, v20.16b, v26.16b
+	and	v11.16b, v17.16b, v6.16b
+	and	v12.16b, v18.16b, v30.16b
+	eor	v4.16b, v29.16b, v4.16b
+	eor	v29.16b, v29.16b, v8.16b
+	eor	v8.16b, v17.16b, v6.16b
+	eor	v10.16b, v31.16b, v10.16b
+	eor	v2.16b, v11.16b, v2.16b
+	eor	v31.16b, v31.16b, v12.16b
+	and	v12.16b, v24.16b, v9.16b
+	eor	v16.16b, v16.16b, v6.16b
+	eor	v4.16b, v4.16b, v10.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v29.16b, v29.16b, v31.16b
+	eor	v31.16b, v11.16b, v12.16b
+	eor	v11.16b, v20.16b, v26.16b
+	eor	v2.16b, v8.16b, v2.16b
+	eor	v7.16b, v7.16b, v29.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v4.16b, v11.16b, v4.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor	v16.16b, v16.16b, v29.16b
+	eor	v29.16b, v7.16b, v4.16b
+	eor	v8.16b, v4.16b, v31.16b
+	eor	v31.16b, v16.16b, v31.16b
+	bsl	v8.16b, v2.16b, v16.16b
+	eor	v10.16b, v31.16b, v8.16b
+	eor	v2.16b, v2.16b, v8.16b
+	and	v1.16b, v1.16b, v8.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v16.16b, v16.16b, v10.16b
+	eor	v10.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v4.16b
+	eor	v2.16b, v2.16b, v16.16b
+	and	v4.16b, v31.16b, v10.16b
+	eor	v7.16b, v31.16b, v8.16b
+	eor	v16.16b, v8.16b, v2.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v8.16b, v9.16b, v31.16b
+	eor	v4.16b, v29.16b, v4.16b
+	and	v19.16b, v19.16b, v7.16b
+	and	v3.16b, v3.16b, v16.16b
+	and	v25.16b, v25.16b, v7.16b
+	and	v16.16b, v21.16b, v16.16b
+	and	v21.16b, v24.16b, v31.16b
+	eor	v2.16b, v2.16b, v4.16b
+	eor	v24.16b, v31.16b, v4.16b
+	and	v22.16b, v22.16b, v4.16b
+	eor	v1.16b, v3.16b, v1.16b
+	eor	v3.16b, v3.16b, v27.16b
+	and	v4.16b, v23.16b, v4.16b
+	eor	v7.16b, v2.16b, v7.16b
+	and	v6.16b, v6.16b, v24.16b
+	and	v17.16b, v17.16b, v24.16b
+	and	v23.16b, v26.16b, v2.16b
+	and	v2.16b, v20.16b, v2.16b
+	ldp	q20, q24, [x7], #32
+	and	v18.16b, v18.16b, v7.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v7.16b, v30.16b, v7.16b
+	eor	v26.16b, v17.16b, v1.16b
+	eor	v6.16b, v6.16b, v8.16b
+	ldp	q27, q29, [x8], #32
+	eor	v18.16b, v19.16b, v18.16b
+	eor	v3.16b, v3.16b, v22.16b
+	eor	v7.16b, v7.16b, v22.16b
+	eor	v22.16b, v23.16b, v26.16b
+	eor	v1.16b, v1.16b, v6.16b
+	ldp	q6, q23, [x7], #32
+	eor	v26.16b, v28.16b, v18.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v18.16b, v25.16b, v7.16b
+	eor	v7.16b, v7.16b, v22.16b
+	ldp	q22, q25, [x7], #32
+	eor	v16.16b, v16.16b, v26.16b
+	eor	v5.16b, v5.16b, v26.16b
+	eor	v19.16b, v19.16b, v18.16b
+	eor	v4.16b, v4.16b, v1.16b
+	eor	v21.16b, v21.16b, v7.16b
+	ldp	q26, q28, [x7], #32
 	eor	v3.16b, v16.16b, v3.16b
 	eor	v16.16b, v16.16b, v18.16b
 	eor	v17.16b, v17.16b, v4.16b
@@ -29506,57 +29491,15 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
-	ldr	x8, [x0, #328]
-	sub	x8, x7, x8
-	and	x8, x8, #255
-	ldr	x9, [x0, #336]
-	cmp	x8, x9
-	b.hi	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12
-	add	x8, x8, #1
-	cmp	x9, x8
-	b.hs	.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_21
-	mov	x9, x8
-.Laesgen_neon_bitsliced_face_r2_xor_stream_keep_21:
-	cmp	x9, #256
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12
-	str	xzr, [x0, #328]
-	mov	x9, #256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_grown_12:
-	str	x9, [x0, #336]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_restart_12:
-	str	x7, [x0, #328]
-	mov	x7, #1
-	str	x7, [x0, #336]
-.Laesgen_neon_bitsliced_face_r2_xor_stream_run_done_12:
-	cmp	x3, #16
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_8
-	ldr	q2, [x2], #16
-	eor	v1.16b, v1.16b, v2.16b
-	str	q1, [x1], #16
-	adds	x4, x4, #1
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
 	adc	x5, x5, xzr
-	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_8:
-	str	q1, [x0, #272]
-	adds	x4, x4, #1
-	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
-.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_8:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
-	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_8
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_single_spent256:
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single256:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d1, x7
@@ -29626,7 +29569,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x7, #0x1200
 	add	x7, x0, x7
 	add	x8, x6, #96
-	mov	x9, #2
+	mov	x10, #2
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_61:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -29794,7 +29737,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_61
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
@@ -29908,7 +29851,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	mov	x7, #0x1300
 	add	x7, x0, x7
 	add	x8, x6, #32
-	mov	x9, #11
+	mov	x10, #11
 .Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_62:
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -30076,7 +30019,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v6.16b, v20.16b, v27.16b
 	eor	v7.16b, v21.16b, v28.16b
 	eor	v16.16b, v23.16b, v16.16b
-	subs	x9, x9, #1
+	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_62
 	eor	v17.16b, v16.16b, v2.16b
 	eor	v18.16b, v5.16b, v3.16b
@@ -30263,25 +30206,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_9:
 	str	q1, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_9:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_byte_9
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_end256
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_end256:
+	mov	x3, x9
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_top256
 .Laesgen_neon_bitsliced_face_r2_xor_stream_end256:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_return

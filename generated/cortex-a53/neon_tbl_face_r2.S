@@ -1748,7 +1748,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_fast4_128
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_spent4_128
+	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -2413,653 +2413,6 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top128
-.Laesgen_neon_tbl_face_r2_xor_stream_spent4_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_2
-	mov	x8, #256
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_2:
-	sub	x8, x8, #4
-.Laesgen_neon_tbl_face_r2_xor_stream_spent_again4_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d27, x9
-	mov	v27.d[1], x10
-	add	v28.16b, v27.16b, v26.16b
-	add	v29.16b, v28.16b, v26.16b
-	add	v30.16b, v29.16b, v26.16b
-	trn1	v31.16b, v27.16b, v28.16b
-	trn2	v8.16b, v27.16b, v28.16b
-	trn1	v9.16b, v29.16b, v30.16b
-	trn2	v30.16b, v29.16b, v30.16b
-	trn1	v27.8h, v31.8h, v9.8h
-	trn1	v28.8h, v8.8h, v30.8h
-	trn2	v29.8h, v31.8h, v9.8h
-	trn2	v30.8h, v8.8h, v30.8h
-	ldp	q31, q8, [x6]
-	ldp	q9, q10, [x6, #32]
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v28.16b, v28.16b, v8.16b
-	eor	v29.16b, v29.16b, v9.16b
-	eor	v30.16b, v30.16b, v10.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #64]
-	ldp	q11, q12, [x6, #96]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #128]
-	ldp	q11, q12, [x6, #160]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v8.16b, v27.16b, v9.16b
-	eor	v31.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v9.16b, v8.16b, v30.16b
-	eor	v10.16b, v31.16b, v11.16b
-	trn1	v29.16b, v8.16b, v9.16b
-	trn2	v30.16b, v8.16b, v9.16b
-	trn1	v11.16b, v31.16b, v10.16b
-	trn2	v12.16b, v31.16b, v10.16b
-	trn1	v27.8h, v29.8h, v11.8h
-	trn1	v28.8h, v30.8h, v12.8h
-	trn2	v29.8h, v29.8h, v11.8h
-	trn2	v30.8h, v30.8h, v12.8h
-	ext	v27.16b, v31.16b, v31.16b, #8
-	ext	v28.16b, v9.16b, v9.16b, #4
-	ext	v29.16b, v10.16b, v10.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v8.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	sub	v30.16b, v8.16b, v24.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x6, #192]
-	ldp	q11, q12, [x6, #224]
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v9.16b
-	eor	v28.16b, v31.16b, v8.16b
-	eor	v29.16b, v9.16b, v10.16b
-	eor	v27.16b, v8.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #256]
-	ldp	q11, q12, [x6, #288]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #320]
-	ldp	q11, q12, [x6, #352]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #384]
-	ldp	q11, q12, [x6, #416]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #448]
-	ldp	q11, q12, [x6, #480]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #512]
-	ldp	q11, q12, [x6, #544]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #576]
-	ldp	q11, q12, [x6, #608]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	trn1	v31.16b, v27.16b, v28.16b
-	trn2	v8.16b, v27.16b, v28.16b
-	trn1	v9.16b, v29.16b, v30.16b
-	trn2	v30.16b, v29.16b, v30.16b
-	trn1	v27.8h, v31.8h, v9.8h
-	trn1	v28.8h, v8.8h, v30.8h
-	trn2	v29.8h, v31.8h, v9.8h
-	trn2	v30.8h, v8.8h, v30.8h
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v29.16b, v29.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	ldr	q27, [x0, #160]
-	adrp	x9, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x9]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	tbl	v29.16b, {v31.16b}, v28.16b
-	tbl	v30.16b, {v8.16b}, v28.16b
-	tbl	v31.16b, {v9.16b}, v28.16b
-	tbl	v8.16b, {v10.16b}, v28.16b
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v27.16b
-	ldp	q27, q28, [x2], #32
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v28.16b, v30.16b, v28.16b
-	stp	q27, q28, [x1], #32
-	ldp	q27, q28, [x2], #32
-	eor	v29.16b, v31.16b, v27.16b
-	eor	v30.16b, v8.16b, v28.16b
-	stp	q29, q30, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_next4_128
-.Laesgen_neon_tbl_face_r2_xor_stream_spent_next4_128:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_top128
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_top128
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_again4_128
 .Laesgen_neon_tbl_face_r2_xor_stream_try2_128:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_single128
@@ -3567,7 +2920,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_fast2_128
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_2:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_spent2_128
+	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -4181,9 +3534,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_2
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_3
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_2
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_3:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_2:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_2
 	str	xzr, [x0, #328]
@@ -4204,629 +3557,6 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top128
-.Laesgen_neon_tbl_face_r2_xor_stream_spent2_128:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_4
-	mov	x8, #256
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_4:
-	sub	x8, x8, #2
-.Laesgen_neon_tbl_face_r2_xor_stream_spent_again2_128:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d27, x9
-	mov	v27.d[1], x10
-	add	v28.16b, v27.16b, v26.16b
-	trn1	v29.16b, v27.16b, v28.16b
-	trn2	v30.16b, v27.16b, v28.16b
-	trn1	v31.16b, v27.16b, v27.16b
-	trn2	v8.16b, v27.16b, v27.16b
-	trn1	v27.8h, v29.8h, v31.8h
-	trn1	v28.8h, v30.8h, v8.8h
-	trn2	v29.8h, v29.8h, v31.8h
-	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x6]
-	ldp	q9, q10, [x6, #32]
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v28.16b, v28.16b, v8.16b
-	eor	v29.16b, v29.16b, v9.16b
-	eor	v30.16b, v30.16b, v10.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #64]
-	ldp	q11, q12, [x6, #96]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #128]
-	ldp	q11, q12, [x6, #160]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v29.16b, v27.16b, v9.16b
-	eor	v31.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v30.16b, v29.16b, v30.16b
-	eor	v8.16b, v31.16b, v11.16b
-	trn1	v9.16b, v29.16b, v30.16b
-	trn2	v10.16b, v29.16b, v30.16b
-	trn1	v11.16b, v31.16b, v8.16b
-	trn2	v12.16b, v31.16b, v8.16b
-	trn1	v27.8h, v9.8h, v11.8h
-	trn1	v28.8h, v10.8h, v12.8h
-	trn2	v27.8h, v9.8h, v11.8h
-	trn2	v27.8h, v10.8h, v12.8h
-	ext	v27.16b, v31.16b, v31.16b, #8
-	ext	v28.16b, v30.16b, v30.16b, #4
-	ext	v30.16b, v8.16b, v8.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x6, #192]
-	ldp	q11, q12, [x6, #224]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #256]
-	ldp	q11, q12, [x6, #288]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #320]
-	ldp	q11, q12, [x6, #352]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #384]
-	ldp	q11, q12, [x6, #416]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #448]
-	ldp	q11, q12, [x6, #480]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #512]
-	ldp	q11, q12, [x6, #544]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #576]
-	ldp	q11, q12, [x6, #608]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	trn1	v31.16b, v27.16b, v28.16b
-	trn2	v8.16b, v27.16b, v28.16b
-	trn1	v9.16b, v30.16b, v29.16b
-	trn2	v30.16b, v30.16b, v29.16b
-	trn1	v27.8h, v31.8h, v9.8h
-	trn1	v28.8h, v8.8h, v30.8h
-	trn2	v29.8h, v31.8h, v9.8h
-	trn2	v29.8h, v8.8h, v30.8h
-	tbl	v29.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v30.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v27.16b, v27.16b, v24.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v29.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v30.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v31.16b, v28.16b, v24.16b
-	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldr	q27, [x0, #160]
-	adrp	x9, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x9]
-	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
-	tbl	v29.16b, {v29.16b}, v28.16b
-	tbl	v28.16b, {v30.16b}, v28.16b
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v28.16b, v28.16b, v27.16b
-	ldp	q27, q30, [x2], #32
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v28.16b, v28.16b, v30.16b
-	stp	q27, q28, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_next2_128
-.Laesgen_neon_tbl_face_r2_xor_stream_spent_next2_128:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_top128
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_top128
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_again2_128
 .Laesgen_neon_tbl_face_r2_xor_stream_single128:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -5340,7 +4070,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_single_fast128
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_3:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_single_spent128
+	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_plain128
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -5942,9 +4672,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_3
 	add	x8, x8, #1
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_5
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_3
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_5:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_3:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_3
 	str	xzr, [x0, #328]
@@ -5985,7 +4715,1268 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x1, x1, x3
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_end128
-.Laesgen_neon_tbl_face_r2_xor_stream_single_spent128:
+.Laesgen_neon_tbl_face_r2_xor_stream_plain128:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_4
+	mov	x8, x3
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_4:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_top128:
+	cbz	x3, .Laesgen_neon_tbl_face_r2_xor_stream_plain_end128
+	and	x7, x4, #255
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_plain_try2_128
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_plain_try2_128
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_fast4_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d27, x7
+	mov	v27.d[1], x8
+	add	v28.16b, v27.16b, v26.16b
+	add	v29.16b, v28.16b, v26.16b
+	add	v30.16b, v29.16b, v26.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v30.16b, v29.16b, v30.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v30.8h, v8.8h, v30.8h
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v8.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v9.16b, v8.16b, v30.16b
+	eor	v10.16b, v31.16b, v11.16b
+	trn1	v29.16b, v8.16b, v9.16b
+	trn2	v30.16b, v8.16b, v9.16b
+	trn1	v11.16b, v31.16b, v10.16b
+	trn2	v12.16b, v31.16b, v10.16b
+	trn1	v27.8h, v29.8h, v11.8h
+	trn1	v28.8h, v30.8h, v12.8h
+	trn2	v29.8h, v29.8h, v11.8h
+	trn2	v30.8h, v30.8h, v12.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v9.16b, v9.16b, #4
+	ext	v29.16b, v10.16b, v10.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v8.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v30.16b, v8.16b, v24.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v9.16b
+	eor	v28.16b, v31.16b, v8.16b
+	eor	v29.16b, v9.16b, v10.16b
+	eor	v27.16b, v8.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v30.16b, v29.16b, v30.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v30.8h, v8.8h, v30.8h
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v29.16b, v29.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldr	q27, [x0, #160]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbl	v29.16b, {v31.16b}, v28.16b
+	tbl	v30.16b, {v8.16b}, v28.16b
+	tbl	v31.16b, {v9.16b}, v28.16b
+	tbl	v8.16b, {v10.16b}, v28.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v30.16b, v30.16b, v27.16b
+	eor	v31.16b, v31.16b, v27.16b
+	eor	v8.16b, v8.16b, v27.16b
+	ldp	q27, q28, [x2], #32
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v28.16b, v30.16b, v28.16b
+	stp	q27, q28, [x1], #32
+	ldp	q27, q28, [x2], #32
+	eor	v29.16b, v31.16b, v27.16b
+	eor	v30.16b, v8.16b, v28.16b
+	stp	q29, q30, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_plain_top128
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_try2_128:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_plain_single128
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_plain_single128
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_fast2_128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d27, x7
+	mov	v27.d[1], x8
+	add	v28.16b, v27.16b, v26.16b
+	trn1	v29.16b, v27.16b, v28.16b
+	trn2	v30.16b, v27.16b, v28.16b
+	trn1	v31.16b, v27.16b, v27.16b
+	trn2	v8.16b, v27.16b, v27.16b
+	trn1	v27.8h, v29.8h, v31.8h
+	trn1	v28.8h, v30.8h, v8.8h
+	trn2	v29.8h, v29.8h, v31.8h
+	trn2	v30.8h, v30.8h, v8.8h
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v29.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v30.16b, v29.16b, v30.16b
+	eor	v8.16b, v31.16b, v11.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v10.16b, v29.16b, v30.16b
+	trn1	v11.16b, v31.16b, v8.16b
+	trn2	v12.16b, v31.16b, v8.16b
+	trn1	v27.8h, v9.8h, v11.8h
+	trn1	v28.8h, v10.8h, v12.8h
+	trn2	v27.8h, v9.8h, v11.8h
+	trn2	v27.8h, v10.8h, v12.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v30.16b, v30.16b, #4
+	ext	v30.16b, v8.16b, v8.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v30.16b, v29.16b
+	trn2	v30.16b, v30.16b, v29.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v29.8h, v8.8h, v30.8h
+	tbl	v29.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v30.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v30.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v31.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldr	q27, [x0, #160]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
+	tbl	v29.16b, {v29.16b}, v28.16b
+	tbl	v28.16b, {v30.16b}, v28.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v28.16b, v28.16b, v27.16b
+	ldp	q27, q30, [x2], #32
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v28.16b, v28.16b, v30.16b
+	stp	q27, q28, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_plain_top128
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_single128:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d27, x7
@@ -6582,25 +6573,28 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_top128
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_plain_top128
 .Laesgen_neon_tbl_face_r2_xor_stream_partial_3:
 	str	q27, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_tbl_face_r2_xor_stream_partial_byte_3:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_partial_byte_3
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_end128
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_plain_end128
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_end128:
+	mov	x3, x9
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_top128
 .Laesgen_neon_tbl_face_r2_xor_stream_end128:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_return
@@ -7446,7 +7440,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_fast4_192
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_4:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_spent4_192
+	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -8204,9 +8198,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_4
 	add	x8, x8, #4
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_6
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_5
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_6:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_5:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_4
 	str	xzr, [x0, #328]
@@ -8231,773 +8225,6 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top192
-.Laesgen_neon_tbl_face_r2_xor_stream_spent4_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_7
-	mov	x8, #256
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_7:
-	sub	x8, x8, #4
-.Laesgen_neon_tbl_face_r2_xor_stream_spent_again4_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d27, x9
-	mov	v27.d[1], x10
-	add	v28.16b, v27.16b, v26.16b
-	add	v29.16b, v28.16b, v26.16b
-	add	v30.16b, v29.16b, v26.16b
-	trn1	v31.16b, v27.16b, v28.16b
-	trn2	v8.16b, v27.16b, v28.16b
-	trn1	v9.16b, v29.16b, v30.16b
-	trn2	v30.16b, v29.16b, v30.16b
-	trn1	v27.8h, v31.8h, v9.8h
-	trn1	v28.8h, v8.8h, v30.8h
-	trn2	v29.8h, v31.8h, v9.8h
-	trn2	v30.8h, v8.8h, v30.8h
-	ldp	q31, q8, [x6]
-	ldp	q9, q10, [x6, #32]
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v28.16b, v28.16b, v8.16b
-	eor	v29.16b, v29.16b, v9.16b
-	eor	v30.16b, v30.16b, v10.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #64]
-	ldp	q11, q12, [x6, #96]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #128]
-	ldp	q11, q12, [x6, #160]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v8.16b, v27.16b, v9.16b
-	eor	v31.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v9.16b, v8.16b, v30.16b
-	eor	v10.16b, v31.16b, v11.16b
-	trn1	v29.16b, v8.16b, v9.16b
-	trn2	v30.16b, v8.16b, v9.16b
-	trn1	v11.16b, v31.16b, v10.16b
-	trn2	v12.16b, v31.16b, v10.16b
-	trn1	v27.8h, v29.8h, v11.8h
-	trn1	v28.8h, v30.8h, v12.8h
-	trn2	v29.8h, v29.8h, v11.8h
-	trn2	v30.8h, v30.8h, v12.8h
-	ext	v27.16b, v31.16b, v31.16b, #8
-	ext	v28.16b, v9.16b, v9.16b, #4
-	ext	v29.16b, v10.16b, v10.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v8.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	sub	v30.16b, v8.16b, v24.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x6, #192]
-	ldp	q11, q12, [x6, #224]
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v9.16b
-	eor	v28.16b, v31.16b, v8.16b
-	eor	v29.16b, v9.16b, v10.16b
-	eor	v27.16b, v8.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #256]
-	ldp	q11, q12, [x6, #288]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #320]
-	ldp	q11, q12, [x6, #352]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #384]
-	ldp	q11, q12, [x6, #416]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #448]
-	ldp	q11, q12, [x6, #480]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #512]
-	ldp	q11, q12, [x6, #544]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #576]
-	ldp	q11, q12, [x6, #608]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #640]
-	ldp	q11, q12, [x6, #672]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #704]
-	ldp	q11, q12, [x6, #736]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	trn1	v31.16b, v27.16b, v28.16b
-	trn2	v8.16b, v27.16b, v28.16b
-	trn1	v9.16b, v29.16b, v30.16b
-	trn2	v30.16b, v29.16b, v30.16b
-	trn1	v27.8h, v31.8h, v9.8h
-	trn1	v28.8h, v8.8h, v30.8h
-	trn2	v29.8h, v31.8h, v9.8h
-	trn2	v30.8h, v8.8h, v30.8h
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v29.16b, v29.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	ldr	q27, [x0, #192]
-	adrp	x9, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x9]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	tbl	v29.16b, {v31.16b}, v28.16b
-	tbl	v30.16b, {v8.16b}, v28.16b
-	tbl	v31.16b, {v9.16b}, v28.16b
-	tbl	v8.16b, {v10.16b}, v28.16b
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v27.16b
-	ldp	q27, q28, [x2], #32
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v28.16b, v30.16b, v28.16b
-	stp	q27, q28, [x1], #32
-	ldp	q27, q28, [x2], #32
-	eor	v29.16b, v31.16b, v27.16b
-	eor	v30.16b, v8.16b, v28.16b
-	stp	q29, q30, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_next4_192
-.Laesgen_neon_tbl_face_r2_xor_stream_spent_next4_192:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_top192
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_top192
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_again4_192
 .Laesgen_neon_tbl_face_r2_xor_stream_try2_192:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_single192
@@ -9625,7 +8852,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_fast2_192
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_5:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_spent2_192
+	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -10359,9 +9586,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_5
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_8
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_6
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_8:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_6:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_5
 	str	xzr, [x0, #328]
@@ -10382,749 +9609,6 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top192
-.Laesgen_neon_tbl_face_r2_xor_stream_spent2_192:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_9
-	mov	x8, #256
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_9:
-	sub	x8, x8, #2
-.Laesgen_neon_tbl_face_r2_xor_stream_spent_again2_192:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d27, x9
-	mov	v27.d[1], x10
-	add	v28.16b, v27.16b, v26.16b
-	trn1	v29.16b, v27.16b, v28.16b
-	trn2	v30.16b, v27.16b, v28.16b
-	trn1	v31.16b, v27.16b, v27.16b
-	trn2	v8.16b, v27.16b, v27.16b
-	trn1	v27.8h, v29.8h, v31.8h
-	trn1	v28.8h, v30.8h, v8.8h
-	trn2	v29.8h, v29.8h, v31.8h
-	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x6]
-	ldp	q9, q10, [x6, #32]
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v28.16b, v28.16b, v8.16b
-	eor	v29.16b, v29.16b, v9.16b
-	eor	v30.16b, v30.16b, v10.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #64]
-	ldp	q11, q12, [x6, #96]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #128]
-	ldp	q11, q12, [x6, #160]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v29.16b, v27.16b, v9.16b
-	eor	v31.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v30.16b, v29.16b, v30.16b
-	eor	v8.16b, v31.16b, v11.16b
-	trn1	v9.16b, v29.16b, v30.16b
-	trn2	v10.16b, v29.16b, v30.16b
-	trn1	v11.16b, v31.16b, v8.16b
-	trn2	v12.16b, v31.16b, v8.16b
-	trn1	v27.8h, v9.8h, v11.8h
-	trn1	v28.8h, v10.8h, v12.8h
-	trn2	v27.8h, v9.8h, v11.8h
-	trn2	v27.8h, v10.8h, v12.8h
-	ext	v27.16b, v31.16b, v31.16b, #8
-	ext	v28.16b, v30.16b, v30.16b, #4
-	ext	v30.16b, v8.16b, v8.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x6, #192]
-	ldp	q11, q12, [x6, #224]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #256]
-	ldp	q11, q12, [x6, #288]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #320]
-	ldp	q11, q12, [x6, #352]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #384]
-	ldp	q11, q12, [x6, #416]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #448]
-	ldp	q11, q12, [x6, #480]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #512]
-	ldp	q11, q12, [x6, #544]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #576]
-	ldp	q11, q12, [x6, #608]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #640]
-	ldp	q11, q12, [x6, #672]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #704]
-	ldp	q11, q12, [x6, #736]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	trn1	v31.16b, v27.16b, v28.16b
-	trn2	v8.16b, v27.16b, v28.16b
-	trn1	v9.16b, v30.16b, v29.16b
-	trn2	v30.16b, v30.16b, v29.16b
-	trn1	v27.8h, v31.8h, v9.8h
-	trn1	v28.8h, v8.8h, v30.8h
-	trn2	v29.8h, v31.8h, v9.8h
-	trn2	v29.8h, v8.8h, v30.8h
-	tbl	v29.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v30.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v27.16b, v27.16b, v24.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v29.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v30.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v31.16b, v28.16b, v24.16b
-	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldr	q27, [x0, #192]
-	adrp	x9, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x9]
-	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
-	tbl	v29.16b, {v29.16b}, v28.16b
-	tbl	v28.16b, {v30.16b}, v28.16b
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v28.16b, v28.16b, v27.16b
-	ldp	q27, q30, [x2], #32
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v28.16b, v28.16b, v30.16b
-	stp	q27, q28, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_next2_192
-.Laesgen_neon_tbl_face_r2_xor_stream_spent_next2_192:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_top192
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_top192
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_again2_192
 .Laesgen_neon_tbl_face_r2_xor_stream_single192:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -11758,7 +10242,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_single_fast192
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_6:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_single_spent192
+	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_plain192
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -12480,9 +10964,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_6
 	add	x8, x8, #1
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_10
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_7
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_10:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_7:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_6
 	str	xzr, [x0, #328]
@@ -12523,7 +11007,1508 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x1, x1, x3
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_end192
-.Laesgen_neon_tbl_face_r2_xor_stream_single_spent192:
+.Laesgen_neon_tbl_face_r2_xor_stream_plain192:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_8
+	mov	x8, x3
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_8:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_top192:
+	cbz	x3, .Laesgen_neon_tbl_face_r2_xor_stream_plain_end192
+	and	x7, x4, #255
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_plain_try2_192
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_plain_try2_192
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_fast4_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d27, x7
+	mov	v27.d[1], x8
+	add	v28.16b, v27.16b, v26.16b
+	add	v29.16b, v28.16b, v26.16b
+	add	v30.16b, v29.16b, v26.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v30.16b, v29.16b, v30.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v30.8h, v8.8h, v30.8h
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v8.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v9.16b, v8.16b, v30.16b
+	eor	v10.16b, v31.16b, v11.16b
+	trn1	v29.16b, v8.16b, v9.16b
+	trn2	v30.16b, v8.16b, v9.16b
+	trn1	v11.16b, v31.16b, v10.16b
+	trn2	v12.16b, v31.16b, v10.16b
+	trn1	v27.8h, v29.8h, v11.8h
+	trn1	v28.8h, v30.8h, v12.8h
+	trn2	v29.8h, v29.8h, v11.8h
+	trn2	v30.8h, v30.8h, v12.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v9.16b, v9.16b, #4
+	ext	v29.16b, v10.16b, v10.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v8.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v30.16b, v8.16b, v24.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v9.16b
+	eor	v28.16b, v31.16b, v8.16b
+	eor	v29.16b, v9.16b, v10.16b
+	eor	v27.16b, v8.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v30.16b, v29.16b, v30.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v30.8h, v8.8h, v30.8h
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v29.16b, v29.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldr	q27, [x0, #192]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbl	v29.16b, {v31.16b}, v28.16b
+	tbl	v30.16b, {v8.16b}, v28.16b
+	tbl	v31.16b, {v9.16b}, v28.16b
+	tbl	v8.16b, {v10.16b}, v28.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v30.16b, v30.16b, v27.16b
+	eor	v31.16b, v31.16b, v27.16b
+	eor	v8.16b, v8.16b, v27.16b
+	ldp	q27, q28, [x2], #32
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v28.16b, v30.16b, v28.16b
+	stp	q27, q28, [x1], #32
+	ldp	q27, q28, [x2], #32
+	eor	v29.16b, v31.16b, v27.16b
+	eor	v30.16b, v8.16b, v28.16b
+	stp	q29, q30, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_plain_top192
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_try2_192:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_plain_single192
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_plain_single192
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_fast2_192:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d27, x7
+	mov	v27.d[1], x8
+	add	v28.16b, v27.16b, v26.16b
+	trn1	v29.16b, v27.16b, v28.16b
+	trn2	v30.16b, v27.16b, v28.16b
+	trn1	v31.16b, v27.16b, v27.16b
+	trn2	v8.16b, v27.16b, v27.16b
+	trn1	v27.8h, v29.8h, v31.8h
+	trn1	v28.8h, v30.8h, v8.8h
+	trn2	v29.8h, v29.8h, v31.8h
+	trn2	v30.8h, v30.8h, v8.8h
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v29.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v30.16b, v29.16b, v30.16b
+	eor	v8.16b, v31.16b, v11.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v10.16b, v29.16b, v30.16b
+	trn1	v11.16b, v31.16b, v8.16b
+	trn2	v12.16b, v31.16b, v8.16b
+	trn1	v27.8h, v9.8h, v11.8h
+	trn1	v28.8h, v10.8h, v12.8h
+	trn2	v27.8h, v9.8h, v11.8h
+	trn2	v27.8h, v10.8h, v12.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v30.16b, v30.16b, #4
+	ext	v30.16b, v8.16b, v8.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v30.16b, v29.16b
+	trn2	v30.16b, v30.16b, v29.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v29.8h, v8.8h, v30.8h
+	tbl	v29.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v30.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v30.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v31.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldr	q27, [x0, #192]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
+	tbl	v29.16b, {v29.16b}, v28.16b
+	tbl	v28.16b, {v30.16b}, v28.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v28.16b, v28.16b, v27.16b
+	ldp	q27, q30, [x2], #32
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v28.16b, v28.16b, v30.16b
+	stp	q27, q28, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_plain_top192
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_single192:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d27, x7
@@ -13240,25 +13225,28 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_top192
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_plain_top192
 .Laesgen_neon_tbl_face_r2_xor_stream_partial_6:
 	str	q27, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_tbl_face_r2_xor_stream_partial_byte_6:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_partial_byte_6
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_end192
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_plain_end192
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_end192:
+	mov	x3, x9
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_top192
 .Laesgen_neon_tbl_face_r2_xor_stream_end192:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_return
@@ -14224,7 +14212,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_fast4_256
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_7:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_spent4_256
+	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -15102,9 +15090,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_7
 	add	x8, x8, #4
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_11
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_9
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_11:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_9:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_7
 	str	xzr, [x0, #328]
@@ -15129,893 +15117,6 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #64
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top256
-.Laesgen_neon_tbl_face_r2_xor_stream_spent4_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_12
-	mov	x8, #256
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_12:
-	sub	x8, x8, #4
-.Laesgen_neon_tbl_face_r2_xor_stream_spent_again4_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d27, x9
-	mov	v27.d[1], x10
-	add	v28.16b, v27.16b, v26.16b
-	add	v29.16b, v28.16b, v26.16b
-	add	v30.16b, v29.16b, v26.16b
-	trn1	v31.16b, v27.16b, v28.16b
-	trn2	v8.16b, v27.16b, v28.16b
-	trn1	v9.16b, v29.16b, v30.16b
-	trn2	v30.16b, v29.16b, v30.16b
-	trn1	v27.8h, v31.8h, v9.8h
-	trn1	v28.8h, v8.8h, v30.8h
-	trn2	v29.8h, v31.8h, v9.8h
-	trn2	v30.8h, v8.8h, v30.8h
-	ldp	q31, q8, [x6]
-	ldp	q9, q10, [x6, #32]
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v28.16b, v28.16b, v8.16b
-	eor	v29.16b, v29.16b, v9.16b
-	eor	v30.16b, v30.16b, v10.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #64]
-	ldp	q11, q12, [x6, #96]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #128]
-	ldp	q11, q12, [x6, #160]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v8.16b, v27.16b, v9.16b
-	eor	v31.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v9.16b, v8.16b, v30.16b
-	eor	v10.16b, v31.16b, v11.16b
-	trn1	v29.16b, v8.16b, v9.16b
-	trn2	v30.16b, v8.16b, v9.16b
-	trn1	v11.16b, v31.16b, v10.16b
-	trn2	v12.16b, v31.16b, v10.16b
-	trn1	v27.8h, v29.8h, v11.8h
-	trn1	v28.8h, v30.8h, v12.8h
-	trn2	v29.8h, v29.8h, v11.8h
-	trn2	v30.8h, v30.8h, v12.8h
-	ext	v27.16b, v31.16b, v31.16b, #8
-	ext	v28.16b, v9.16b, v9.16b, #4
-	ext	v29.16b, v10.16b, v10.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v8.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	sub	v30.16b, v8.16b, v24.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q30, [x6, #192]
-	ldp	q11, q12, [x6, #224]
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v9.16b
-	eor	v28.16b, v31.16b, v8.16b
-	eor	v29.16b, v9.16b, v10.16b
-	eor	v27.16b, v8.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #256]
-	ldp	q11, q12, [x6, #288]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #320]
-	ldp	q11, q12, [x6, #352]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #384]
-	ldp	q11, q12, [x6, #416]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #448]
-	ldp	q11, q12, [x6, #480]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #512]
-	ldp	q11, q12, [x6, #544]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #576]
-	ldp	q11, q12, [x6, #608]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #640]
-	ldp	q11, q12, [x6, #672]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #704]
-	ldp	q11, q12, [x6, #736]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #768]
-	ldp	q11, q12, [x6, #800]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #832]
-	ldp	q11, q12, [x6, #864]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	trn1	v31.16b, v27.16b, v28.16b
-	trn2	v8.16b, v27.16b, v28.16b
-	trn1	v9.16b, v29.16b, v30.16b
-	trn2	v30.16b, v29.16b, v30.16b
-	trn1	v27.8h, v31.8h, v9.8h
-	trn1	v28.8h, v8.8h, v30.8h
-	trn2	v29.8h, v31.8h, v9.8h
-	trn2	v30.8h, v8.8h, v30.8h
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v29.16b, v29.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	ldr	q27, [x0, #224]
-	adrp	x9, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x9]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	tbl	v29.16b, {v31.16b}, v28.16b
-	tbl	v30.16b, {v8.16b}, v28.16b
-	tbl	v31.16b, {v9.16b}, v28.16b
-	tbl	v8.16b, {v10.16b}, v28.16b
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v30.16b, v30.16b, v27.16b
-	eor	v31.16b, v31.16b, v27.16b
-	eor	v8.16b, v8.16b, v27.16b
-	ldp	q27, q28, [x2], #32
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v28.16b, v30.16b, v28.16b
-	stp	q27, q28, [x1], #32
-	ldp	q27, q28, [x2], #32
-	eor	v29.16b, v31.16b, v27.16b
-	eor	v30.16b, v8.16b, v28.16b
-	stp	q29, q30, [x1], #32
-	adds	x4, x4, #4
-	adc	x5, x5, xzr
-	sub	x3, x3, #64
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_next4_256
-.Laesgen_neon_tbl_face_r2_xor_stream_spent_next4_256:
-	add	x7, x7, #4
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_top256
-	cmp	x3, #64
-	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_top256
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_again4_256
 .Laesgen_neon_tbl_face_r2_xor_stream_try2_256:
 	cmp	x3, #32
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_single256
@@ -16763,7 +15864,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_fast2_256
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_8:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_spent2_256
+	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -17617,9 +16718,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_8
 	add	x8, x8, #2
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_13
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_10
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_13:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_10:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_8
 	str	xzr, [x0, #328]
@@ -17640,869 +16741,6 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adc	x5, x5, xzr
 	sub	x3, x3, #32
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_top256
-.Laesgen_neon_tbl_face_r2_xor_stream_spent2_256:
-	ldr	x8, [x0, #328]
-	sub	x8, x8, x7
-	and	x8, x8, #255
-	add	x8, x8, x7
-	cmp	x8, #256
-	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_14
-	mov	x8, #256
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_14:
-	sub	x8, x8, #2
-.Laesgen_neon_tbl_face_r2_xor_stream_spent_again2_256:
-	rev	x9, x5
-	rev	x10, x4
-	fmov	d27, x9
-	mov	v27.d[1], x10
-	add	v28.16b, v27.16b, v26.16b
-	trn1	v29.16b, v27.16b, v28.16b
-	trn2	v30.16b, v27.16b, v28.16b
-	trn1	v31.16b, v27.16b, v27.16b
-	trn2	v8.16b, v27.16b, v27.16b
-	trn1	v27.8h, v29.8h, v31.8h
-	trn1	v28.8h, v30.8h, v8.8h
-	trn2	v29.8h, v29.8h, v31.8h
-	trn2	v30.8h, v30.8h, v8.8h
-	ldp	q31, q8, [x6]
-	ldp	q9, q10, [x6, #32]
-	eor	v27.16b, v27.16b, v31.16b
-	eor	v28.16b, v28.16b, v8.16b
-	eor	v29.16b, v29.16b, v9.16b
-	eor	v30.16b, v30.16b, v10.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #64]
-	ldp	q11, q12, [x6, #96]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #128]
-	ldp	q11, q12, [x6, #160]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v29.16b, v27.16b, v9.16b
-	eor	v31.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v30.16b, v29.16b, v30.16b
-	eor	v8.16b, v31.16b, v11.16b
-	trn1	v9.16b, v29.16b, v30.16b
-	trn2	v10.16b, v29.16b, v30.16b
-	trn1	v11.16b, v31.16b, v8.16b
-	trn2	v12.16b, v31.16b, v8.16b
-	trn1	v27.8h, v9.8h, v11.8h
-	trn1	v28.8h, v10.8h, v12.8h
-	trn2	v27.8h, v9.8h, v11.8h
-	trn2	v27.8h, v10.8h, v12.8h
-	ext	v27.16b, v31.16b, v31.16b, #8
-	ext	v28.16b, v30.16b, v30.16b, #4
-	ext	v30.16b, v8.16b, v8.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldp	q27, q29, [x6, #192]
-	ldp	q11, q12, [x6, #224]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #256]
-	ldp	q11, q12, [x6, #288]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #320]
-	ldp	q11, q12, [x6, #352]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #384]
-	ldp	q11, q12, [x6, #416]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #448]
-	ldp	q11, q12, [x6, #480]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #512]
-	ldp	q11, q12, [x6, #544]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #576]
-	ldp	q11, q12, [x6, #608]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #640]
-	ldp	q11, q12, [x6, #672]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #704]
-	ldp	q11, q12, [x6, #736]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	ext	v30.16b, v30.16b, v30.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v29.16b, v29.16b, v29.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	ldp	q27, q30, [x6, #768]
-	ldp	q11, q12, [x6, #800]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v29.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v29.16b, #0
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v30.16b, v28.16b, v30.16b
-	eor	v11.16b, v29.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v29.16b, v29.16b, v29.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v29.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v29.16b, v31.16b, v10.16b
-	eor	v30.16b, v30.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v30.16b
-	eor	v30.16b, v29.16b, v11.16b
-	ext	v29.16b, v29.16b, v29.16b, #8
-	ext	v28.16b, v28.16b, v28.16b, #4
-	ext	v30.16b, v30.16b, v30.16b, #12
-	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
-	sub	v28.16b, v28.16b, v24.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
-	sub	v29.16b, v29.16b, v24.16b
-	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
-	sub	v30.16b, v30.16b, v24.16b
-	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
-	ldp	q27, q29, [x6, #832]
-	ldp	q11, q12, [x6, #864]
-	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
-	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
-	eor	v13.16b, v31.16b, v8.16b
-	eor	v28.16b, v31.16b, v9.16b
-	eor	v30.16b, v8.16b, v10.16b
-	eor	v27.16b, v9.16b, v27.16b
-	eor	v31.16b, v10.16b, v11.16b
-	cmlt	v8.16b, v13.16b, #0
-	cmlt	v9.16b, v28.16b, #0
-	cmlt	v10.16b, v30.16b, #0
-	eor	v27.16b, v30.16b, v27.16b
-	eor	v31.16b, v28.16b, v31.16b
-	eor	v29.16b, v28.16b, v29.16b
-	eor	v11.16b, v30.16b, v12.16b
-	add	v12.16b, v13.16b, v13.16b
-	add	v28.16b, v28.16b, v28.16b
-	add	v30.16b, v30.16b, v30.16b
-	and	v8.16b, v8.16b, v25.16b
-	and	v9.16b, v9.16b, v25.16b
-	and	v10.16b, v10.16b, v25.16b
-	eor	v27.16b, v27.16b, v28.16b
-	eor	v31.16b, v31.16b, v30.16b
-	eor	v28.16b, v12.16b, v8.16b
-	eor	v27.16b, v27.16b, v9.16b
-	eor	v30.16b, v31.16b, v10.16b
-	eor	v29.16b, v29.16b, v28.16b
-	eor	v11.16b, v11.16b, v28.16b
-	eor	v28.16b, v27.16b, v29.16b
-	eor	v29.16b, v30.16b, v11.16b
-	trn1	v31.16b, v27.16b, v28.16b
-	trn2	v8.16b, v27.16b, v28.16b
-	trn1	v9.16b, v30.16b, v29.16b
-	trn2	v30.16b, v30.16b, v29.16b
-	trn1	v27.8h, v31.8h, v9.8h
-	trn1	v28.8h, v8.8h, v30.8h
-	trn2	v29.8h, v31.8h, v9.8h
-	trn2	v29.8h, v8.8h, v30.8h
-	tbl	v29.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
-	tbl	v30.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
-	sub	v27.16b, v27.16b, v24.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v29.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v30.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
-	sub	v28.16b, v28.16b, v24.16b
-	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
-	sub	v27.16b, v27.16b, v24.16b
-	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
-	sub	v31.16b, v28.16b, v24.16b
-	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
-	ldr	q27, [x0, #224]
-	adrp	x9, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	add	x9, x9, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
-	ldr	q28, [x9]
-	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
-	tbl	v29.16b, {v29.16b}, v28.16b
-	tbl	v28.16b, {v30.16b}, v28.16b
-	eor	v29.16b, v29.16b, v27.16b
-	eor	v28.16b, v28.16b, v27.16b
-	ldp	q27, q30, [x2], #32
-	eor	v27.16b, v29.16b, v27.16b
-	eor	v28.16b, v28.16b, v30.16b
-	stp	q27, q28, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_next2_256
-.Laesgen_neon_tbl_face_r2_xor_stream_spent_next2_256:
-	add	x7, x7, #2
-	cmp	x7, x8
-	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_top256
-	cmp	x3, #32
-	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_top256
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_spent_again2_256
 .Laesgen_neon_tbl_face_r2_xor_stream_single256:
 	ldr	x8, [x0, #336]
 	cmp	x8, #256
@@ -19256,7 +17494,7 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_single_fast256
 .Laesgen_neon_tbl_face_r2_xor_stream_outside_run_9:
 	ldr	x8, [x0, #344]
-	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_single_spent256
+	cbz	x8, .Laesgen_neon_tbl_face_r2_xor_stream_plain256
 	sub	x8, x8, #1
 	str	x8, [x0, #344]
 	add	x8, x0, x7, lsl #4
@@ -20098,9 +18336,9 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_run_restart_9
 	add	x8, x8, #1
 	cmp	x9, x8
-	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_15
+	b.hs	.Laesgen_neon_tbl_face_r2_xor_stream_keep_11
 	mov	x9, x8
-.Laesgen_neon_tbl_face_r2_xor_stream_keep_15:
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_11:
 	cmp	x9, #256
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_run_grown_9
 	str	xzr, [x0, #328]
@@ -20141,7 +18379,1748 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	sub	x1, x1, x3
 	str	x1, [x0, #288]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_end256
-.Laesgen_neon_tbl_face_r2_xor_stream_single_spent256:
+.Laesgen_neon_tbl_face_r2_xor_stream_plain256:
+	ldr	x8, [x0, #328]
+	sub	x8, x8, x7
+	sub	x8, x8, #1
+	and	x8, x8, #255
+	add	x8, x8, #1
+	lsl	x8, x8, #4
+	cmp	x8, x3
+	b.ls	.Laesgen_neon_tbl_face_r2_xor_stream_keep_12
+	mov	x8, x3
+.Laesgen_neon_tbl_face_r2_xor_stream_keep_12:
+	sub	x9, x3, x8
+	mov	x3, x8
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_top256:
+	cbz	x3, .Laesgen_neon_tbl_face_r2_xor_stream_plain_end256
+	and	x7, x4, #255
+	cmp	x3, #64
+	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_plain_try2_256
+	cmp	x7, #252
+	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_plain_try2_256
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_fast4_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d27, x7
+	mov	v27.d[1], x8
+	add	v28.16b, v27.16b, v26.16b
+	add	v29.16b, v28.16b, v26.16b
+	add	v30.16b, v29.16b, v26.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v30.16b, v29.16b, v30.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v30.8h, v8.8h, v30.8h
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v8.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v9.16b, v8.16b, v30.16b
+	eor	v10.16b, v31.16b, v11.16b
+	trn1	v29.16b, v8.16b, v9.16b
+	trn2	v30.16b, v8.16b, v9.16b
+	trn1	v11.16b, v31.16b, v10.16b
+	trn2	v12.16b, v31.16b, v10.16b
+	trn1	v27.8h, v29.8h, v11.8h
+	trn1	v28.8h, v30.8h, v12.8h
+	trn2	v29.8h, v29.8h, v11.8h
+	trn2	v30.8h, v30.8h, v12.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v9.16b, v9.16b, #4
+	ext	v29.16b, v10.16b, v10.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v8.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v30.16b, v8.16b, v24.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q30, [x6, #192]
+	ldp	q11, q12, [x6, #224]
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v9.16b
+	eor	v28.16b, v31.16b, v8.16b
+	eor	v29.16b, v9.16b, v10.16b
+	eor	v27.16b, v8.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #256]
+	ldp	q11, q12, [x6, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #320]
+	ldp	q11, q12, [x6, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #384]
+	ldp	q11, q12, [x6, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #448]
+	ldp	q11, q12, [x6, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #512]
+	ldp	q11, q12, [x6, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #576]
+	ldp	q11, q12, [x6, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #640]
+	ldp	q11, q12, [x6, #672]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #704]
+	ldp	q11, q12, [x6, #736]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #768]
+	ldp	q11, q12, [x6, #800]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #832]
+	ldp	q11, q12, [x6, #864]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v30.16b, v29.16b, v30.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v30.8h, v8.8h, v30.8h
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v29.16b, v29.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	ldr	q27, [x0, #224]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	tbl	v29.16b, {v31.16b}, v28.16b
+	tbl	v30.16b, {v8.16b}, v28.16b
+	tbl	v31.16b, {v9.16b}, v28.16b
+	tbl	v8.16b, {v10.16b}, v28.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v30.16b, v30.16b, v27.16b
+	eor	v31.16b, v31.16b, v27.16b
+	eor	v8.16b, v8.16b, v27.16b
+	ldp	q27, q28, [x2], #32
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v28.16b, v30.16b, v28.16b
+	stp	q27, q28, [x1], #32
+	ldp	q27, q28, [x2], #32
+	eor	v29.16b, v31.16b, v27.16b
+	eor	v30.16b, v8.16b, v28.16b
+	stp	q29, q30, [x1], #32
+	adds	x4, x4, #4
+	adc	x5, x5, xzr
+	sub	x3, x3, #64
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_plain_top256
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_try2_256:
+	cmp	x3, #32
+	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_plain_single256
+	cmp	x7, #254
+	b.hi	.Laesgen_neon_tbl_face_r2_xor_stream_plain_single256
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_fast2_256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d27, x7
+	mov	v27.d[1], x8
+	add	v28.16b, v27.16b, v26.16b
+	trn1	v29.16b, v27.16b, v28.16b
+	trn2	v30.16b, v27.16b, v28.16b
+	trn1	v31.16b, v27.16b, v27.16b
+	trn2	v8.16b, v27.16b, v27.16b
+	trn1	v27.8h, v29.8h, v31.8h
+	trn1	v28.8h, v30.8h, v8.8h
+	trn2	v29.8h, v29.8h, v31.8h
+	trn2	v30.8h, v30.8h, v8.8h
+	ldp	q31, q8, [x6]
+	ldp	q9, q10, [x6, #32]
+	eor	v27.16b, v27.16b, v31.16b
+	eor	v28.16b, v28.16b, v8.16b
+	eor	v29.16b, v29.16b, v9.16b
+	eor	v30.16b, v30.16b, v10.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #64]
+	ldp	q11, q12, [x6, #96]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #128]
+	ldp	q11, q12, [x6, #160]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v29.16b, v27.16b, v9.16b
+	eor	v31.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v30.16b, v29.16b, v30.16b
+	eor	v8.16b, v31.16b, v11.16b
+	trn1	v9.16b, v29.16b, v30.16b
+	trn2	v10.16b, v29.16b, v30.16b
+	trn1	v11.16b, v31.16b, v8.16b
+	trn2	v12.16b, v31.16b, v8.16b
+	trn1	v27.8h, v9.8h, v11.8h
+	trn1	v28.8h, v10.8h, v12.8h
+	trn2	v27.8h, v9.8h, v11.8h
+	trn2	v27.8h, v10.8h, v12.8h
+	ext	v27.16b, v31.16b, v31.16b, #8
+	ext	v28.16b, v30.16b, v30.16b, #4
+	ext	v30.16b, v8.16b, v8.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldp	q27, q29, [x6, #192]
+	ldp	q11, q12, [x6, #224]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #256]
+	ldp	q11, q12, [x6, #288]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #320]
+	ldp	q11, q12, [x6, #352]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #384]
+	ldp	q11, q12, [x6, #416]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #448]
+	ldp	q11, q12, [x6, #480]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #512]
+	ldp	q11, q12, [x6, #544]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #576]
+	ldp	q11, q12, [x6, #608]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #640]
+	ldp	q11, q12, [x6, #672]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #704]
+	ldp	q11, q12, [x6, #736]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	ext	v30.16b, v30.16b, v30.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v29.16b, v29.16b, v29.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	ldp	q27, q30, [x6, #768]
+	ldp	q11, q12, [x6, #800]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v29.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v29.16b, #0
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v30.16b, v28.16b, v30.16b
+	eor	v11.16b, v29.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v29.16b, v29.16b, v29.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v29.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v29.16b, v31.16b, v10.16b
+	eor	v30.16b, v30.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v30.16b
+	eor	v30.16b, v29.16b, v11.16b
+	ext	v29.16b, v29.16b, v29.16b, #8
+	ext	v28.16b, v28.16b, v28.16b, #4
+	ext	v30.16b, v30.16b, v30.16b, #12
+	tbl	v31.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v8.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v29.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbl	v9.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbl	v10.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v30.16b
+	sub	v28.16b, v28.16b, v24.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v8.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v29.16b
+	sub	v29.16b, v29.16b, v24.16b
+	tbx	v9.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v10.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v30.16b
+	sub	v30.16b, v30.16b, v24.16b
+	tbx	v31.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	tbx	v8.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v29.16b
+	ldp	q27, q29, [x6, #832]
+	ldp	q11, q12, [x6, #864]
+	tbx	v9.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v28.16b
+	tbx	v10.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v30.16b
+	eor	v13.16b, v31.16b, v8.16b
+	eor	v28.16b, v31.16b, v9.16b
+	eor	v30.16b, v8.16b, v10.16b
+	eor	v27.16b, v9.16b, v27.16b
+	eor	v31.16b, v10.16b, v11.16b
+	cmlt	v8.16b, v13.16b, #0
+	cmlt	v9.16b, v28.16b, #0
+	cmlt	v10.16b, v30.16b, #0
+	eor	v27.16b, v30.16b, v27.16b
+	eor	v31.16b, v28.16b, v31.16b
+	eor	v29.16b, v28.16b, v29.16b
+	eor	v11.16b, v30.16b, v12.16b
+	add	v12.16b, v13.16b, v13.16b
+	add	v28.16b, v28.16b, v28.16b
+	add	v30.16b, v30.16b, v30.16b
+	and	v8.16b, v8.16b, v25.16b
+	and	v9.16b, v9.16b, v25.16b
+	and	v10.16b, v10.16b, v25.16b
+	eor	v27.16b, v27.16b, v28.16b
+	eor	v31.16b, v31.16b, v30.16b
+	eor	v28.16b, v12.16b, v8.16b
+	eor	v27.16b, v27.16b, v9.16b
+	eor	v30.16b, v31.16b, v10.16b
+	eor	v29.16b, v29.16b, v28.16b
+	eor	v11.16b, v11.16b, v28.16b
+	eor	v28.16b, v27.16b, v29.16b
+	eor	v29.16b, v30.16b, v11.16b
+	trn1	v31.16b, v27.16b, v28.16b
+	trn2	v8.16b, v27.16b, v28.16b
+	trn1	v9.16b, v30.16b, v29.16b
+	trn2	v30.16b, v30.16b, v29.16b
+	trn1	v27.8h, v31.8h, v9.8h
+	trn1	v28.8h, v8.8h, v30.8h
+	trn2	v29.8h, v31.8h, v9.8h
+	trn2	v29.8h, v8.8h, v30.8h
+	tbl	v29.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v27.16b
+	tbl	v30.16b, {v0.16b, v1.16b, v2.16b, v3.16b}, v28.16b
+	sub	v27.16b, v27.16b, v24.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v30.16b, {v4.16b, v5.16b, v6.16b, v7.16b}, v28.16b
+	sub	v28.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v27.16b
+	sub	v27.16b, v27.16b, v24.16b
+	tbx	v30.16b, {v16.16b, v17.16b, v18.16b, v19.16b}, v28.16b
+	sub	v31.16b, v28.16b, v24.16b
+	tbx	v29.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v27.16b
+	ldr	q27, [x0, #224]
+	adrp	x7, .Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	add	x7, x7, :lo12:.Laesgen_neon_tbl_face_r2_xor_stream_shift_rows
+	ldr	q28, [x7]
+	tbx	v30.16b, {v20.16b, v21.16b, v22.16b, v23.16b}, v31.16b
+	tbl	v29.16b, {v29.16b}, v28.16b
+	tbl	v28.16b, {v30.16b}, v28.16b
+	eor	v29.16b, v29.16b, v27.16b
+	eor	v28.16b, v28.16b, v27.16b
+	ldp	q27, q30, [x2], #32
+	eor	v27.16b, v29.16b, v27.16b
+	eor	v28.16b, v28.16b, v30.16b
+	stp	q27, q28, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_plain_top256
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_single256:
 	rev	x7, x5
 	rev	x8, x4
 	fmov	d27, x7
@@ -20978,25 +20957,28 @@ aesgen_neon_tbl_face_r2_xor_stream:
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
 	sub	x3, x3, #16
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_top256
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_plain_top256
 .Laesgen_neon_tbl_face_r2_xor_stream_partial_9:
 	str	q27, [x0, #272]
 	adds	x4, x4, #1
 	adc	x5, x5, xzr
-	add	x7, x0, #272
-	mov	x6, #0
+	add	x8, x0, #272
+	mov	x7, #0
 .Laesgen_neon_tbl_face_r2_xor_stream_partial_byte_9:
-	ldrb	w8, [x7, x6]
-	ldrb	w9, [x2, x6]
-	eor	w8, w8, w9
-	strb	w8, [x1, x6]
-	add	x6, x6, #1
-	cmp	x6, x3
+	ldrb	w10, [x8, x7]
+	ldrb	w11, [x2, x7]
+	eor	w10, w10, w11
+	strb	w10, [x1, x7]
+	add	x7, x7, #1
+	cmp	x7, x3
 	b.lo	.Laesgen_neon_tbl_face_r2_xor_stream_partial_byte_9
-	mov	x1, #16
-	sub	x1, x1, x3
-	str	x1, [x0, #288]
-	b	.Laesgen_neon_tbl_face_r2_xor_stream_end256
+	mov	x7, #16
+	sub	x7, x7, x3
+	str	x7, [x0, #288]
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_plain_end256
+.Laesgen_neon_tbl_face_r2_xor_stream_plain_end256:
+	mov	x3, x9
+	b	.Laesgen_neon_tbl_face_r2_xor_stream_top256
 .Laesgen_neon_tbl_face_r2_xor_stream_end256:
 	stp	x4, x5, [x0, #256]
 	b	.Laesgen_neon_tbl_face_r2_xor_stream_return

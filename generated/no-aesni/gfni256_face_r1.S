@@ -1415,7 +1415,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast8_128
 .Laesgen_gfni256_face_r1_xor_stream_outside_run:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent8_128
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain128
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -2183,18 +2183,1767 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_spent8_128:
+.Laesgen_gfni256_face_r1_xor_stream_try4_128:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_128
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_128
+.Laesgen_gfni256_face_r1_xor_stream_fast4_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti128	352(%rdi), %ymm3
+	vpxor	(%r9), %ymm3, %ymm0
+	vpxor	32(%r9), %ymm3, %ymm1
+	vpxor	64(%r9), %ymm3, %ymm2
+	vpxor	96(%r9), %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_fill4_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast4_128
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti128	352(%rdi), %ymm4
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm3
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	(%rdi), %ymm5
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm5, %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm6, %ymm6
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
+	vpxor	%ymm0, %ymm7, %ymm0
+	vpxor	%ymm6, %ymm0, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm6, %ymm6
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
+	vpxor	%ymm1, %ymm7, %ymm1
+	vpxor	%ymm6, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm6, %ymm6
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
+	vpxor	%ymm2, %ymm7, %ymm2
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm6, %ymm6
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
+	vpxor	%ymm3, %ymm7, %ymm3
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm0, %ymm5
+	vmovdqu	%ymm5, (%r10)
+	vpxor	%ymm4, %ymm1, %ymm5
+	vmovdqu	%ymm5, 32(%r10)
+	vpxor	%ymm4, %ymm2, %ymm5
+	vmovdqu	%ymm5, 64(%r10)
+	vpxor	%ymm4, %ymm3, %ymm5
+	vmovdqu	%ymm5, 96(%r10)
+	vbroadcasti128	32(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_2
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_2
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_2:
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_try2_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_128
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_128
+.Laesgen_gfni256_face_r1_xor_stream_fast2_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti128	352(%rdi), %ymm1
+	vpxor	(%r9), %ymm1, %ymm0
+	vpxor	32(%r9), %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_fill2_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast2_128
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti128	352(%rdi), %ymm2
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm3
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm4, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm4, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm4, %ymm4
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm0, %ymm3
+	vmovdqu	%ymm3, (%r10)
+	vpxor	%ymm2, %ymm1, %ymm3
+	vmovdqu	%ymm3, 32(%r10)
+	vbroadcasti128	32(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_3
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_3
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_3:
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_try1_128:
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_single128
+	cmpq	$254, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_single128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill1_128
+.Laesgen_gfni256_face_r1_xor_stream_fast1_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti128	352(%rdi), %ymm0
+	vpxor	(%r9), %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_fill1_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast1_128
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti128	352(%rdi), %ymm1
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm2
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm1
+	vmovdqu	%ymm1, (%r10)
+	vbroadcasti128	32(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_4
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_4
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_4:
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_single128:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill128
+.Laesgen_gfni256_face_r1_xor_stream_single_fast128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa	352(%rdi), %xmm0
+	vpxor	(%r9), %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_partial:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r1_xor_stream_partial_byte:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
+.Laesgen_gfni256_face_r1_xor_stream_single_fill128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_single_fast128
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_5:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa	352(%rdi), %xmm1
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm2
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm1
+	vmovdqa	%xmm1, (%r10)
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_5
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_5
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_5:
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_2
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_partial_2:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r1_xor_stream_partial_byte_2:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_2
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
+.Laesgen_gfni256_face_r1_xor_stream_plain128:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$16, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again8_128:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_gfni256_face_r1_xor_stream_plain_top128:
+	testq	%rcx, %rcx
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain_end128
+	movzbl	%al, %r9d
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try4_128
+	cmpq	$240, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try4_128
 	testq	$15, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_128
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned8_128
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2913,8 +4662,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -3640,789 +5389,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_next8_128:
-	addq	$16, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
-	cmpq	$256, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again8_128
-.Laesgen_gfni256_face_r1_xor_stream_try4_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_try4_128:
 	cmpq	$128, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_128
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try2_128
 	cmpq	$248, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_128
-.Laesgen_gfni256_face_r1_xor_stream_fast4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti128	352(%rdi), %ymm3
-	vpxor	(%r9), %ymm3, %ymm0
-	vpxor	32(%r9), %ymm3, %ymm1
-	vpxor	64(%r9), %ymm3, %ymm2
-	vpxor	96(%r9), %ymm3, %ymm3
-	vbroadcasti128	32(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	48(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	64(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	80(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	96(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	112(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	128(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	144(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	160(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	vpxor	32(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 96(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_fill4_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	8(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$7, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_2
-	movq	$0xffff, 344(%rdi)
-	addq	$8, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast4_128
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_2:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent4_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti128	352(%rdi), %ymm4
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm3
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
-	vbroadcasti128	(%rdi), %ymm5
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm5, %ymm3, %ymm3
-	vbroadcasti128	16(%rdi), %ymm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm6, %ymm6
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm6, %ymm6
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm6, %ymm6
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
-	vpxor	%ymm3, %ymm7, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm0, %ymm5
-	vmovdqu	%ymm5, (%r10)
-	vpxor	%ymm4, %ymm1, %ymm5
-	vmovdqu	%ymm5, 32(%r10)
-	vpxor	%ymm4, %ymm2, %ymm5
-	vmovdqu	%ymm5, 64(%r10)
-	vpxor	%ymm4, %ymm3, %ymm5
-	vmovdqu	%ymm5, 96(%r10)
-	vbroadcasti128	32(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	48(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	64(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	80(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	96(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	112(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	128(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	144(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	160(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_2
-	addq	$8, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_2
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_2:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_2
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_2:
-	movq	%r9, 328(%rdi)
-	movq	$8, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_2:
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	vpxor	32(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 96(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_spent4_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again4_128:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try2_128
 	testq	$7, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_128
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned4_128
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -4793,8 +5768,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -5168,453 +6143,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_next4_128:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
-	cmpq	$128, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again4_128
-.Laesgen_gfni256_face_r1_xor_stream_try2_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_try2_128:
 	cmpq	$64, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_128
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try1_128
 	cmpq	$252, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_128
-.Laesgen_gfni256_face_r1_xor_stream_fast2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti128	352(%rdi), %ymm1
-	vpxor	(%r9), %ymm1, %ymm0
-	vpxor	32(%r9), %ymm1, %ymm1
-	vbroadcasti128	32(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	48(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	64(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	80(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	96(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	112(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	128(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	144(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	160(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	vpxor	32(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 32(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_fill2_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_3
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast2_128
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_3:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent2_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti128	352(%rdi), %ymm2
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm1
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
-	vbroadcasti128	(%rdi), %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm1, %ymm1
-	vbroadcasti128	16(%rdi), %ymm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm4, %ymm4
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm4, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm4, %ymm4
-	vpxor	%ymm0, %ymm5, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm4, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm0, %ymm3
-	vmovdqu	%ymm3, (%r10)
-	vpxor	%ymm2, %ymm1, %ymm3
-	vmovdqu	%ymm3, 32(%r10)
-	vbroadcasti128	32(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	48(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	64(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	80(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	96(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	112(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	128(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	144(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	160(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_3
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_3
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_3:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_3
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_3:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_3:
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	vpxor	32(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 32(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_spent2_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again2_128:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try1_128
 	testq	$3, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_128
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned2_128
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -5811,8 +6348,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -6010,285 +6547,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_next2_128:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
-	cmpq	$64, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again2_128
-.Laesgen_gfni256_face_r1_xor_stream_try1_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_try1_128:
 	cmpq	$32, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_single128
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_single128
 	cmpq	$254, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_single128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill1_128
-.Laesgen_gfni256_face_r1_xor_stream_fast1_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti128	352(%rdi), %ymm0
-	vpxor	(%r9), %ymm0, %ymm0
-	vbroadcasti128	32(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	48(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	64(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	80(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	96(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	112(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	128(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	144(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	160(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_fill1_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_4
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast1_128
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_4:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent1_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti128	352(%rdi), %ymm1
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm0
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
-	vbroadcasti128	(%rdi), %ymm2
-	vpxor	%ymm2, %ymm0, %ymm0
-	vbroadcasti128	16(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm1
-	vmovdqu	%ymm1, (%r10)
-	vbroadcasti128	32(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	48(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	64(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	80(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	96(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	112(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	128(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	144(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	160(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_4
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_4
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_4:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_4
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_4:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_4:
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_spent1_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again1_128:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_single128
 	testq	$1, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_128
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned1_128
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast1_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -6398,8 +6665,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned1_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -6509,304 +6776,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_next1_128:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
-	cmpq	$32, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again1_128
-.Laesgen_gfni256_face_r1_xor_stream_single128:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill128
-.Laesgen_gfni256_face_r1_xor_stream_single_fast128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa	352(%rdi), %xmm0
-	vpxor	(%r9), %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_partial:
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r1_xor_stream_partial_byte:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
-.Laesgen_gfni256_face_r1_xor_stream_single_fill128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_5
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_single_fast128
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_5:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_single_spent128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa	352(%rdi), %xmm1
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	(%rdi), %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r10)
-	vmovdqa	32(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_5
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_5
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_5:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_5
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_5:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_5:
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_2
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_partial_2:
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r1_xor_stream_partial_byte_2:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_2
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
-.Laesgen_gfni256_face_r1_xor_stream_single_spent128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_single128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -6916,7 +6887,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
 .Laesgen_gfni256_face_r1_xor_stream_partial_3:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
@@ -6929,10 +6900,13 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_3
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_end128
+.Laesgen_gfni256_face_r1_xor_stream_plain_end128:
+	movq	%r11, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
 .Laesgen_gfni256_face_r1_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -7800,7 +7774,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast8_192
 .Laesgen_gfni256_face_r1_xor_stream_outside_run_6:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent8_192
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain192
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -8714,18 +8688,2071 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_spent8_192:
+.Laesgen_gfni256_face_r1_xor_stream_try4_192:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_192
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_192
+.Laesgen_gfni256_face_r1_xor_stream_fast4_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti128	352(%rdi), %ymm3
+	vpxor	(%r9), %ymm3, %ymm0
+	vpxor	32(%r9), %ymm3, %ymm1
+	vpxor	64(%r9), %ymm3, %ymm2
+	vpxor	96(%r9), %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_fill4_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast4_192
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti128	352(%rdi), %ymm4
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm3
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	(%rdi), %ymm5
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm5, %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm6, %ymm6
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
+	vpxor	%ymm0, %ymm7, %ymm0
+	vpxor	%ymm6, %ymm0, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm6, %ymm6
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
+	vpxor	%ymm1, %ymm7, %ymm1
+	vpxor	%ymm6, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm6, %ymm6
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
+	vpxor	%ymm2, %ymm7, %ymm2
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm6, %ymm6
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
+	vpxor	%ymm3, %ymm7, %ymm3
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm0, %ymm5
+	vmovdqu	%ymm5, (%r10)
+	vpxor	%ymm4, %ymm1, %ymm5
+	vmovdqu	%ymm5, 32(%r10)
+	vpxor	%ymm4, %ymm2, %ymm5
+	vmovdqu	%ymm5, 64(%r10)
+	vpxor	%ymm4, %ymm3, %ymm5
+	vmovdqu	%ymm5, 96(%r10)
+	vbroadcasti128	32(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_7
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_7
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_7:
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_try2_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_192
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_192
+.Laesgen_gfni256_face_r1_xor_stream_fast2_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti128	352(%rdi), %ymm1
+	vpxor	(%r9), %ymm1, %ymm0
+	vpxor	32(%r9), %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_fill2_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast2_192
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti128	352(%rdi), %ymm2
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm3
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm4, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm4, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm4, %ymm4
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm0, %ymm3
+	vmovdqu	%ymm3, (%r10)
+	vpxor	%ymm2, %ymm1, %ymm3
+	vmovdqu	%ymm3, 32(%r10)
+	vbroadcasti128	32(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_8
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_8
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_8:
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_try1_192:
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_single192
+	cmpq	$254, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_single192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill1_192
+.Laesgen_gfni256_face_r1_xor_stream_fast1_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti128	352(%rdi), %ymm0
+	vpxor	(%r9), %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_fill1_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_9
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast1_192
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_9:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti128	352(%rdi), %ymm1
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm2
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm1
+	vmovdqu	%ymm1, (%r10)
+	vbroadcasti128	32(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_9
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_9
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_9:
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_single192:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill192
+.Laesgen_gfni256_face_r1_xor_stream_single_fast192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa	352(%rdi), %xmm0
+	vpxor	(%r9), %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_4
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_partial_4:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r1_xor_stream_partial_byte_4:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_4
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
+.Laesgen_gfni256_face_r1_xor_stream_single_fill192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_single_fast192
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa	352(%rdi), %xmm1
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm2
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm1
+	vmovdqa	%xmm1, (%r10)
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_10
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_10
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_10:
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_5
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_partial_5:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r1_xor_stream_partial_byte_5:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_5
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
+.Laesgen_gfni256_face_r1_xor_stream_plain192:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$16, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again8_192:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_gfni256_face_r1_xor_stream_plain_top192:
+	testq	%rcx, %rcx
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain_end192
+	movzbl	%al, %r9d
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try4_192
+	cmpq	$240, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try4_192
 	testq	$15, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_192
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned8_192
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -9590,8 +11617,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -10463,937 +12490,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_next8_192:
-	addq	$16, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
-	cmpq	$256, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again8_192
-.Laesgen_gfni256_face_r1_xor_stream_try4_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_try4_192:
 	cmpq	$128, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_192
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try2_192
 	cmpq	$248, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_192
-.Laesgen_gfni256_face_r1_xor_stream_fast4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti128	352(%rdi), %ymm3
-	vpxor	(%r9), %ymm3, %ymm0
-	vpxor	32(%r9), %ymm3, %ymm1
-	vpxor	64(%r9), %ymm3, %ymm2
-	vpxor	96(%r9), %ymm3, %ymm3
-	vbroadcasti128	32(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	48(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	64(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	80(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	96(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	112(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	128(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	144(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	160(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	176(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	192(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	vpxor	32(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 96(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_fill4_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	8(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$7, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_7
-	movq	$0xffff, 344(%rdi)
-	addq	$8, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast4_192
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_7:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent4_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti128	352(%rdi), %ymm4
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm3
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
-	vbroadcasti128	(%rdi), %ymm5
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm5, %ymm3, %ymm3
-	vbroadcasti128	16(%rdi), %ymm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm6, %ymm6
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm6, %ymm6
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm6, %ymm6
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
-	vpxor	%ymm3, %ymm7, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm0, %ymm5
-	vmovdqu	%ymm5, (%r10)
-	vpxor	%ymm4, %ymm1, %ymm5
-	vmovdqu	%ymm5, 32(%r10)
-	vpxor	%ymm4, %ymm2, %ymm5
-	vmovdqu	%ymm5, 64(%r10)
-	vpxor	%ymm4, %ymm3, %ymm5
-	vmovdqu	%ymm5, 96(%r10)
-	vbroadcasti128	32(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	48(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	64(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	80(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	96(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	112(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	128(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	144(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	160(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	176(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	192(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_7
-	addq	$8, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_7
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_7:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_7
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_7:
-	movq	%r9, 328(%rdi)
-	movq	$8, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_7:
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	vpxor	32(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 96(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_spent4_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again4_192:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try2_192
 	testq	$7, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_192
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned4_192
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -11838,8 +12943,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -12287,529 +13392,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_next4_192:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
-	cmpq	$128, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again4_192
-.Laesgen_gfni256_face_r1_xor_stream_try2_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_try2_192:
 	cmpq	$64, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_192
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try1_192
 	cmpq	$252, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_192
-.Laesgen_gfni256_face_r1_xor_stream_fast2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti128	352(%rdi), %ymm1
-	vpxor	(%r9), %ymm1, %ymm0
-	vpxor	32(%r9), %ymm1, %ymm1
-	vbroadcasti128	32(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	48(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	64(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	80(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	96(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	112(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	128(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	144(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	160(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	176(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	192(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	vpxor	32(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 32(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_fill2_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_8
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast2_192
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_8:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent2_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti128	352(%rdi), %ymm2
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm1
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
-	vbroadcasti128	(%rdi), %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm1, %ymm1
-	vbroadcasti128	16(%rdi), %ymm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm4, %ymm4
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm4, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm4, %ymm4
-	vpxor	%ymm0, %ymm5, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm4, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm0, %ymm3
-	vmovdqu	%ymm3, (%r10)
-	vpxor	%ymm2, %ymm1, %ymm3
-	vmovdqu	%ymm3, 32(%r10)
-	vbroadcasti128	32(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	48(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	64(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	80(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	96(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	112(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	128(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	144(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	160(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	176(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	192(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_8
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_8
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_8:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_8
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_8:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_8:
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	vpxor	32(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 32(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_spent2_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again2_192:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try1_192
 	testq	$3, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_192
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned2_192
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -13044,8 +13635,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -13281,325 +13872,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_next2_192:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
-	cmpq	$64, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again2_192
-.Laesgen_gfni256_face_r1_xor_stream_try1_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_try1_192:
 	cmpq	$32, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_single192
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_single192
 	cmpq	$254, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_single192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill1_192
-.Laesgen_gfni256_face_r1_xor_stream_fast1_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti128	352(%rdi), %ymm0
-	vpxor	(%r9), %ymm0, %ymm0
-	vbroadcasti128	32(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	48(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	64(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	80(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	96(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	112(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	128(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	144(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	160(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	176(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	192(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_fill1_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_9
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast1_192
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_9:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent1_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti128	352(%rdi), %ymm1
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm0
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
-	vbroadcasti128	(%rdi), %ymm2
-	vpxor	%ymm2, %ymm0, %ymm0
-	vbroadcasti128	16(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm1
-	vmovdqu	%ymm1, (%r10)
-	vbroadcasti128	32(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	48(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	64(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	80(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	96(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	112(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	128(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	144(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	160(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	176(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	192(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_9
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_9
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_9:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_9
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_9:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_9:
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_spent1_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again1_192:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_single192
 	testq	$1, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_192
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned1_192
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast1_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -13729,8 +14010,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned1_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -13860,344 +14141,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_next1_192:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
-	cmpq	$32, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again1_192
-.Laesgen_gfni256_face_r1_xor_stream_single192:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill192
-.Laesgen_gfni256_face_r1_xor_stream_single_fast192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa	352(%rdi), %xmm0
-	vpxor	(%r9), %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_4
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_partial_4:
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r1_xor_stream_partial_byte_4:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_4
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
-.Laesgen_gfni256_face_r1_xor_stream_single_fill192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_10
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_single_fast192
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_10:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_single_spent192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa	352(%rdi), %xmm1
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	(%rdi), %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r10)
-	vmovdqa	32(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_10
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_10
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_10:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_10
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_10:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_10:
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_5
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_partial_5:
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r1_xor_stream_partial_byte_5:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_5
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
-.Laesgen_gfni256_face_r1_xor_stream_single_spent192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_single192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -14327,7 +14272,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
 .Laesgen_gfni256_face_r1_xor_stream_partial_6:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
@@ -14340,10 +14285,13 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_6
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_end192
+.Laesgen_gfni256_face_r1_xor_stream_plain_end192:
+	movq	%r11, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
 .Laesgen_gfni256_face_r1_xor_stream_end192:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -15357,7 +15305,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast8_256
 .Laesgen_gfni256_face_r1_xor_stream_outside_run_11:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent8_256
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain256
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -16417,18 +16365,2375 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_spent8_256:
+.Laesgen_gfni256_face_r1_xor_stream_try4_256:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_256
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_256
+.Laesgen_gfni256_face_r1_xor_stream_fast4_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti128	352(%rdi), %ymm3
+	vpxor	(%r9), %ymm3, %ymm0
+	vpxor	32(%r9), %ymm3, %ymm1
+	vpxor	64(%r9), %ymm3, %ymm2
+	vpxor	96(%r9), %ymm3, %ymm3
+	vbroadcasti128	32(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	208(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	224(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_fill4_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast4_256
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti128	352(%rdi), %ymm4
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm3
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
+	vbroadcasti128	(%rdi), %ymm5
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm5, %ymm3, %ymm3
+	vbroadcasti128	16(%rdi), %ymm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm6, %ymm6
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
+	vpxor	%ymm0, %ymm7, %ymm0
+	vpxor	%ymm6, %ymm0, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm6, %ymm6
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
+	vpxor	%ymm1, %ymm7, %ymm1
+	vpxor	%ymm6, %ymm1, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm6, %ymm6
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
+	vpxor	%ymm2, %ymm7, %ymm2
+	vpxor	%ymm6, %ymm2, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm6, %ymm6
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
+	vpxor	%ymm3, %ymm7, %ymm3
+	vpxor	%ymm6, %ymm3, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm0, %ymm5
+	vmovdqu	%ymm5, (%r10)
+	vpxor	%ymm4, %ymm1, %ymm5
+	vmovdqu	%ymm5, 32(%r10)
+	vpxor	%ymm4, %ymm2, %ymm5
+	vmovdqu	%ymm5, 64(%r10)
+	vpxor	%ymm4, %ymm3, %ymm5
+	vmovdqu	%ymm5, 96(%r10)
+	vbroadcasti128	32(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	48(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	64(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	80(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	96(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	112(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	128(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	144(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	160(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	176(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	192(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	208(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm0, %ymm6, %ymm0
+	vpxor	%ymm5, %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm1, %ymm6, %ymm1
+	vpxor	%ymm5, %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm2, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm2, %ymm6, %ymm2
+	vpxor	%ymm5, %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm3, %ymm5, %ymm5
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
+	vpxor	%ymm3, %ymm6, %ymm3
+	vpxor	%ymm5, %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	vbroadcasti128	224(%rdi), %ymm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
+	vpxor	%ymm4, %ymm2, %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
+	vpxor	%ymm4, %ymm3, %ymm3
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_12
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_12
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_12:
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	vpxor	64(%rdx), %ymm2, %ymm2
+	vmovdqu	%ymm2, 64(%rsi)
+	vpxor	96(%rdx), %ymm3, %ymm3
+	vmovdqu	%ymm3, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_try2_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_256
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_256
+.Laesgen_gfni256_face_r1_xor_stream_fast2_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti128	352(%rdi), %ymm1
+	vpxor	(%r9), %ymm1, %ymm0
+	vpxor	32(%r9), %ymm1, %ymm1
+	vbroadcasti128	32(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	208(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	224(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_fill2_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_13
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast2_256
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_13:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti128	352(%rdi), %ymm2
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm1
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
+	vbroadcasti128	(%rdi), %ymm3
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm1, %ymm1
+	vbroadcasti128	16(%rdi), %ymm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm4, %ymm4
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm4, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm4, %ymm4
+	vpxor	%ymm0, %ymm5, %ymm0
+	vpxor	%ymm4, %ymm0, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm4, %ymm4
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm4, %ymm5
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm4, %ymm4
+	vpxor	%ymm1, %ymm5, %ymm1
+	vpxor	%ymm4, %ymm1, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm0, %ymm3
+	vmovdqu	%ymm3, (%r10)
+	vpxor	%ymm2, %ymm1, %ymm3
+	vmovdqu	%ymm3, 32(%r10)
+	vbroadcasti128	32(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	48(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	64(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	80(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	96(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	112(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	128(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	144(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	160(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	176(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	192(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	208(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm1, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm1, %ymm4, %ymm1
+	vpxor	%ymm3, %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	vbroadcasti128	224(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
+	vpxor	%ymm2, %ymm1, %ymm1
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_13
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_13
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_13:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_13
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_13:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_13:
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	vpxor	32(%rdx), %ymm1, %ymm1
+	vmovdqu	%ymm1, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_try1_256:
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_single256
+	cmpq	$254, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_single256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill1_256
+.Laesgen_gfni256_face_r1_xor_stream_fast1_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti128	352(%rdi), %ymm0
+	vpxor	(%r9), %ymm0, %ymm0
+	vbroadcasti128	32(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	208(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	224(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_fill1_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_14
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast1_256
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_14:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti128	352(%rdi), %ymm1
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm2
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vinserti128	$1, %xmm0, %ymm0, %ymm0
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
+	vbroadcasti128	(%rdi), %ymm2
+	vpxor	%ymm2, %ymm0, %ymm0
+	vbroadcasti128	16(%rdi), %ymm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm3, %ymm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
+	vpxor	%ymm0, %ymm4, %ymm0
+	vpxor	%ymm3, %ymm0, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm1
+	vmovdqu	%ymm1, (%r10)
+	vbroadcasti128	32(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	48(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	64(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	80(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	96(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	112(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	128(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	144(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	160(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	176(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	192(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	208(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm0, %ymm2, %ymm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
+	vpxor	%ymm0, %ymm3, %ymm0
+	vpxor	%ymm2, %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	vbroadcasti128	224(%rdi), %ymm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
+	vpxor	%ymm1, %ymm0, %ymm0
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_14
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_14
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_14:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_14
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_14:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_14:
+	vpxor	(%rdx), %ymm0, %ymm0
+	vmovdqu	%ymm0, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_single256:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill256
+.Laesgen_gfni256_face_r1_xor_stream_single_fast256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa	352(%rdi), %xmm0
+	vpxor	(%r9), %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_partial_7:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r1_xor_stream_partial_byte_7:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_7
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
+.Laesgen_gfni256_face_r1_xor_stream_single_fill256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_15
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_single_fast256
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_15:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa	352(%rdi), %xmm1
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm2
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
+	vpxor	%xmm0, %xmm4, %xmm0
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm1
+	vmovdqa	%xmm1, (%r10)
+	vmovdqa	32(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm0, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
+	vpxor	%xmm0, %xmm3, %xmm0
+	vpxor	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm0
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_15
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_15
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_15:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_15
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_15:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_15:
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_8
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_partial_8:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r1_xor_stream_partial_byte_8:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_8
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
+.Laesgen_gfni256_face_r1_xor_stream_plain256:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$16, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again8_256:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_gfni256_face_r1_xor_stream_plain_top256:
+	testq	%rcx, %rcx
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain_end256
+	movzbl	%al, %r9d
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try4_256
+	cmpq	$240, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try4_256
 	testq	$15, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_256
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned8_256
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -17439,8 +19744,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -18458,1085 +20763,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_next8_256:
-	addq	$16, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
-	cmpq	$256, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again8_256
-.Laesgen_gfni256_face_r1_xor_stream_try4_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_try4_256:
 	cmpq	$128, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_256
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try2_256
 	cmpq	$248, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_256
-.Laesgen_gfni256_face_r1_xor_stream_fast4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti128	352(%rdi), %ymm3
-	vpxor	(%r9), %ymm3, %ymm0
-	vpxor	32(%r9), %ymm3, %ymm1
-	vpxor	64(%r9), %ymm3, %ymm2
-	vpxor	96(%r9), %ymm3, %ymm3
-	vbroadcasti128	32(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	48(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	64(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	80(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	96(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	112(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	128(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	144(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	160(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	176(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	192(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	208(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	224(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	vpxor	32(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 96(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_fill4_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	8(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$7, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_12
-	movq	$0xffff, 344(%rdi)
-	addq	$8, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast4_256
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_12:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent4_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti128	352(%rdi), %ymm4
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm3
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm3, %ymm0
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm3, %ymm1
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm3, %ymm2
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm3, %ymm3
-	vbroadcasti128	(%rdi), %ymm5
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm5, %ymm3, %ymm3
-	vbroadcasti128	16(%rdi), %ymm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm6, %ymm6
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
-	vpxor	%ymm0, %ymm7, %ymm0
-	vpxor	%ymm6, %ymm0, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm6, %ymm6
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
-	vpxor	%ymm1, %ymm7, %ymm1
-	vpxor	%ymm6, %ymm1, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm6, %ymm6
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
-	vpxor	%ymm2, %ymm7, %ymm2
-	vpxor	%ymm6, %ymm2, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm6, %ymm6
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm6, %ymm7
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm6, %ymm6
-	vpxor	%ymm3, %ymm7, %ymm3
-	vpxor	%ymm6, %ymm3, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm0, %ymm5
-	vmovdqu	%ymm5, (%r10)
-	vpxor	%ymm4, %ymm1, %ymm5
-	vmovdqu	%ymm5, 32(%r10)
-	vpxor	%ymm4, %ymm2, %ymm5
-	vmovdqu	%ymm5, 64(%r10)
-	vpxor	%ymm4, %ymm3, %ymm5
-	vmovdqu	%ymm5, 96(%r10)
-	vbroadcasti128	32(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	48(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	64(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	80(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	96(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	112(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	128(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	144(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	160(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	176(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	192(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	208(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm0, %ymm6, %ymm0
-	vpxor	%ymm5, %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm1, %ymm6, %ymm1
-	vpxor	%ymm5, %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm2, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm2, %ymm6, %ymm2
-	vpxor	%ymm5, %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm3, %ymm5, %ymm5
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm5, %ymm6
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm5, %ymm5
-	vpxor	%ymm3, %ymm6, %ymm3
-	vpxor	%ymm5, %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	vbroadcasti128	224(%rdi), %ymm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm2, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm2, %ymm2
-	vpxor	%ymm4, %ymm2, %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm3, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm3, %ymm3
-	vpxor	%ymm4, %ymm3, %ymm3
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_12
-	addq	$8, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_12
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_12:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_12
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_12:
-	movq	%r9, 328(%rdi)
-	movq	$8, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_12:
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	vpxor	32(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 32(%rsi)
-	vpxor	64(%rdx), %ymm2, %ymm2
-	vmovdqu	%ymm2, 64(%rsi)
-	vpxor	96(%rdx), %ymm3, %ymm3
-	vmovdqu	%ymm3, 96(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_spent4_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again4_256:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try2_256
 	testq	$7, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_256
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned4_256
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -20055,8 +21290,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -20578,605 +21813,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_next4_256:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
-	cmpq	$128, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again4_256
-.Laesgen_gfni256_face_r1_xor_stream_try2_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_try2_256:
 	cmpq	$64, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_256
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try1_256
 	cmpq	$252, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_256
-.Laesgen_gfni256_face_r1_xor_stream_fast2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti128	352(%rdi), %ymm1
-	vpxor	(%r9), %ymm1, %ymm0
-	vpxor	32(%r9), %ymm1, %ymm1
-	vbroadcasti128	32(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	48(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	64(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	80(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	96(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	112(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	128(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	144(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	160(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	176(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	192(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	208(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	224(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	vpxor	32(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 32(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_fill2_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_13
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast2_256
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_13:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent2_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti128	352(%rdi), %ymm2
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm1
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm1, %ymm0
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm1, %ymm1
-	vbroadcasti128	(%rdi), %ymm3
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm1, %ymm1
-	vbroadcasti128	16(%rdi), %ymm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm4, %ymm4
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm4, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm4, %ymm4
-	vpxor	%ymm0, %ymm5, %ymm0
-	vpxor	%ymm4, %ymm0, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm4, %ymm4
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm4, %ymm5
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm4, %ymm4
-	vpxor	%ymm1, %ymm5, %ymm1
-	vpxor	%ymm4, %ymm1, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm0, %ymm3
-	vmovdqu	%ymm3, (%r10)
-	vpxor	%ymm2, %ymm1, %ymm3
-	vmovdqu	%ymm3, 32(%r10)
-	vbroadcasti128	32(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	48(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	64(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	80(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	96(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	112(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	128(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	144(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	160(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	176(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	192(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	208(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm1, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm1, %ymm4, %ymm1
-	vpxor	%ymm3, %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	vbroadcasti128	224(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm1, %ymm1
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm1, %ymm1
-	vpxor	%ymm2, %ymm1, %ymm1
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_13
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_13
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_13:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_13
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_13:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_13:
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	vpxor	32(%rdx), %ymm1, %ymm1
-	vmovdqu	%ymm1, 32(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_spent2_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again2_256:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try1_256
 	testq	$3, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_256
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned2_256
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -21449,8 +22094,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -21724,365 +22369,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_next2_256:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
-	cmpq	$64, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again2_256
-.Laesgen_gfni256_face_r1_xor_stream_try1_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_try1_256:
 	cmpq	$32, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_single256
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_single256
 	cmpq	$254, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_single256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill1_256
-.Laesgen_gfni256_face_r1_xor_stream_fast1_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti128	352(%rdi), %ymm0
-	vpxor	(%r9), %ymm0, %ymm0
-	vbroadcasti128	32(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	48(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	64(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	80(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	96(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	112(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	128(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	144(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	160(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	176(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	192(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	208(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	224(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_fill1_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_14
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast1_256
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_14:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent1_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti128	352(%rdi), %ymm1
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vinserti128	$1, %xmm0, %ymm0, %ymm0
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm0, %ymm0
-	vbroadcasti128	(%rdi), %ymm2
-	vpxor	%ymm2, %ymm0, %ymm0
-	vbroadcasti128	16(%rdi), %ymm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm3, %ymm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm3, %ymm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm3, %ymm3
-	vpxor	%ymm0, %ymm4, %ymm0
-	vpxor	%ymm3, %ymm0, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm1
-	vmovdqu	%ymm1, (%r10)
-	vbroadcasti128	32(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	48(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	64(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	80(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	96(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	112(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	128(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	144(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	160(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	176(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	192(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	208(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm0, %ymm2, %ymm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two256(%rip), %ymm2, %ymm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2256(%rip), %ymm2, %ymm2
-	vpxor	%ymm0, %ymm3, %ymm0
-	vpxor	%ymm2, %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	vbroadcasti128	224(%rdi), %ymm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox256(%rip), %ymm0, %ymm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr256(%rip), %ymm0, %ymm0
-	vpxor	%ymm1, %ymm0, %ymm0
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_14
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_14
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_14:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_14
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_14:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_14:
-	vpxor	(%rdx), %ymm0, %ymm0
-	vmovdqu	%ymm0, (%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_spent1_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again1_256:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_single256
 	testq	$1, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_256
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned1_256
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast1_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -22232,8 +22527,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned1_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -22383,384 +22678,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_next1_256:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
-	cmpq	$32, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again1_256
-.Laesgen_gfni256_face_r1_xor_stream_single256:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill256
-.Laesgen_gfni256_face_r1_xor_stream_single_fast256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa	352(%rdi), %xmm0
-	vpxor	(%r9), %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	208(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	224(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_7
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_partial_7:
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r1_xor_stream_partial_byte_7:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_7
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
-.Laesgen_gfni256_face_r1_xor_stream_single_fill256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_15
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_single_fast256
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_15:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_single_spent256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa	352(%rdi), %xmm1
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	(%rdi), %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r10)
-	vmovdqa	32(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	208(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni256_face_r1_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
-	vpxor	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	vmovdqa	224(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni256_face_r1_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm0
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_15
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_15
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_15:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_15
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_15:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_15:
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_8
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_partial_8:
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r1_xor_stream_partial_byte_8:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_8
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
-.Laesgen_gfni256_face_r1_xor_stream_single_spent256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_single256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -22910,7 +22829,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
 .Laesgen_gfni256_face_r1_xor_stream_partial_9:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
@@ -22923,10 +22842,13 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_9
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_end256
+.Laesgen_gfni256_face_r1_xor_stream_plain_end256:
+	movq	%r11, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
 .Laesgen_gfni256_face_r1_xor_stream_end256:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)

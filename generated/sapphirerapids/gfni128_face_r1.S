@@ -1428,7 +1428,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast8_128
 .Laesgen_gfni128_face_r1_xor_stream_outside_run:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_spent8_128
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain128
 	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm24
@@ -2182,18 +2182,1445 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
-.Laesgen_gfni128_face_r1_xor_stream_spent8_128:
+.Laesgen_gfni128_face_r1_xor_stream_try4_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_128
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_try2_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r1_xor_stream_fill4_128
+.Laesgen_gfni128_face_r1_xor_stream_fast4_128:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa64	352(%rdi), %xmm20
+	vmovd	(%r9), %xmm16
+	vpxorq	%xmm20, %xmm16, %xmm16
+	vmovd	4(%r9), %xmm17
+	vpxorq	%xmm20, %xmm17, %xmm17
+	vmovd	8(%r9), %xmm18
+	vpxorq	%xmm20, %xmm18, %xmm18
+	vmovd	12(%r9), %xmm19
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	vpxorq	32(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 32(%rsi)
+	vpxorq	48(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+.Laesgen_gfni128_face_r1_xor_stream_fill4_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_128
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	vmovdqa64	352(%rdi), %xmm20
+	vmovq	%rax, %xmm19
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm19, %xmm19
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm19, %xmm19
+	vmovdqa64	%xmm19, %xmm16
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm17
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm19, %xmm18
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm19, %xmm19
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm21
+	vpshufb	%xmm13, %xmm16, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm15, %xmm21, %xmm16
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm21
+	vpshufb	%xmm13, %xmm17, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm15, %xmm21, %xmm17
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm21
+	vpshufb	%xmm13, %xmm18, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm15, %xmm21, %xmm18
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm21, %xmm22, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm21
+	vpshufb	%xmm13, %xmm19, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm15, %xmm21, %xmm19
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm21, %xmm22, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vpxorq	%xmm20, %xmm16, %xmm21
+	vmovd	%xmm21, (%r10)
+	vpxorq	%xmm20, %xmm17, %xmm21
+	vmovd	%xmm21, 4(%r10)
+	vpxorq	%xmm20, %xmm18, %xmm21
+	vmovd	%xmm21, 8(%r10)
+	vpxorq	%xmm20, %xmm19, %xmm21
+	vmovd	%xmm21, 12(%r10)
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm20
+	vpshufb	%xmm13, %xmm16, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm16
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm20
+	vpshufb	%xmm13, %xmm17, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm17
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm20, %xmm21, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm20
+	vpshufb	%xmm13, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm18
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm20
+	vpshufb	%xmm13, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm15, %xmm20, %xmm19
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
+	vpshufb	%xmm12, %xmm18, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
+	vpshufb	%xmm12, %xmm19, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_2
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_2
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_2:
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	vpxorq	32(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 32(%rsi)
+	vpxorq	48(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+.Laesgen_gfni128_face_r1_xor_stream_try2_128:
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_single128
+	cmpq	$254, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_single128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r1_xor_stream_fill2_128
+.Laesgen_gfni128_face_r1_xor_stream_fast2_128:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa64	352(%rdi), %xmm18
+	vmovd	(%r9), %xmm16
+	vpxorq	%xmm18, %xmm16, %xmm16
+	vmovd	4(%r9), %xmm17
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+.Laesgen_gfni128_face_r1_xor_stream_fill2_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_128
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	vmovdqa64	352(%rdi), %xmm18
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vmovdqa64	%xmm17, %xmm16
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm19
+	vpshufb	%xmm13, %xmm16, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm15, %xmm19, %xmm16
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm19, %xmm20, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm19
+	vpshufb	%xmm13, %xmm17, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm15, %xmm19, %xmm17
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm19, %xmm20, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vpxorq	%xmm18, %xmm16, %xmm19
+	vmovd	%xmm19, (%r10)
+	vpxorq	%xmm18, %xmm17, %xmm19
+	vmovd	%xmm19, 4(%r10)
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm18
+	vpshufb	%xmm13, %xmm17, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm17
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm17, %xmm17
+	vpternlogd	$150, %xmm18, %xmm19, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
+	vpshufb	%xmm12, %xmm17, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_3
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_3
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_3:
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	16(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+.Laesgen_gfni128_face_r1_xor_stream_single128:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill128
+.Laesgen_gfni128_face_r1_xor_stream_single_fast128:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa64	352(%rdi), %xmm17
+	vmovd	(%r9), %xmm16
+	vpxorq	%xmm17, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+.Laesgen_gfni128_face_r1_xor_stream_partial:
+	vmovdqa64	%xmm16, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni128_face_r1_xor_stream_partial_byte:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_end128
+.Laesgen_gfni128_face_r1_xor_stream_single_fill128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast128
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	vmovdqa64	352(%rdi), %xmm17
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vmovdqa64	%xmm16, %xmm16
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm16, %xmm17
+	vmovd	%xmm17, (%r10)
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_4
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_4
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_4:
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_2
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+.Laesgen_gfni128_face_r1_xor_stream_partial_2:
+	vmovdqa64	%xmm16, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni128_face_r1_xor_stream_partial_byte_2:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_2
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_end128
+.Laesgen_gfni128_face_r1_xor_stream_plain128:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_gfni128_face_r1_xor_stream_spent_again8_128:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_gfni128_face_r1_xor_stream_plain_top128:
+	testq	%rcx, %rcx
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain_end128
+	movzbl	%al, %r9d
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_plain_try4_128
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_plain_try4_128
 	testq	$7, %r9
-	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_128
+	jne	.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned8_128
+.Laesgen_gfni128_face_r1_xor_stream_plain_fast8_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -2900,8 +4327,8 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_128
-.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_128:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top128
+.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned8_128:
 	vmovq	%rax, %xmm23
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm23, %xmm23
@@ -3615,769 +5042,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_128
-.Laesgen_gfni128_face_r1_xor_stream_spent_next8_128:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_top128
-	cmpq	$128, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_top128
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again8_128
-.Laesgen_gfni128_face_r1_xor_stream_try4_128:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top128
+.Laesgen_gfni128_face_r1_xor_stream_plain_try4_128:
 	cmpq	$64, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_128
+	jb	.Laesgen_gfni128_face_r1_xor_stream_plain_try2_128
 	cmpq	$252, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_try2_128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni128_face_r1_xor_stream_fill4_128
-.Laesgen_gfni128_face_r1_xor_stream_fast4_128:
-	leaq	384(%rdi,%r9,4), %r9
-	vmovdqa64	352(%rdi), %xmm20
-	vmovd	(%r9), %xmm16
-	vpxorq	%xmm20, %xmm16, %xmm16
-	vmovd	4(%r9), %xmm17
-	vpxorq	%xmm20, %xmm17, %xmm17
-	vmovd	8(%r9), %xmm18
-	vpxorq	%xmm20, %xmm18, %xmm18
-	vmovd	12(%r9), %xmm19
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm2, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm3, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm4, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm5, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm6, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm7, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm8, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm9, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm17
-	vpxorq	%xmm10, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm19
-	vpxorq	%xmm10, %xmm19, %xmm19
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	vpxorq	16(%rdx), %xmm17, %xmm17
-	vmovdqu64	%xmm17, 16(%rsi)
-	vpxorq	32(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, 32(%rsi)
-	vpxorq	48(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
-.Laesgen_gfni128_face_r1_xor_stream_fill4_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_2
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_128
-.Laesgen_gfni128_face_r1_xor_stream_outside_run_2:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_spent4_128
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	vmovdqa64	352(%rdi), %xmm20
-	vmovq	%rax, %xmm19
-	vmovq	%r8, %xmm16
-	vpunpcklqdq	%xmm16, %xmm19, %xmm19
-	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm19, %xmm19
-	vmovdqa64	%xmm19, %xmm16
-	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm17
-	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm19, %xmm18
-	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm19, %xmm19
-	vpxorq	%xmm0, %xmm16, %xmm16
-	vpxorq	%xmm0, %xmm17, %xmm17
-	vpxorq	%xmm0, %xmm18, %xmm18
-	vpxorq	%xmm0, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm21
-	vpshufb	%xmm13, %xmm16, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm15, %xmm21, %xmm16
-	vpshufb	%xmm14, %xmm21, %xmm21
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm21, %xmm22, %xmm16
-	vpxorq	%xmm1, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm21
-	vpshufb	%xmm13, %xmm17, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm15, %xmm21, %xmm17
-	vpshufb	%xmm14, %xmm21, %xmm21
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm21, %xmm22, %xmm17
-	vpxorq	%xmm1, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm21
-	vpshufb	%xmm13, %xmm18, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm15, %xmm21, %xmm18
-	vpshufb	%xmm14, %xmm21, %xmm21
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm21, %xmm22, %xmm18
-	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm21
-	vpshufb	%xmm13, %xmm19, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm15, %xmm21, %xmm19
-	vpshufb	%xmm14, %xmm21, %xmm21
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm21, %xmm22, %xmm19
-	vpxorq	%xmm1, %xmm19, %xmm19
-	vpxorq	%xmm20, %xmm16, %xmm21
-	vmovd	%xmm21, (%r10)
-	vpxorq	%xmm20, %xmm17, %xmm21
-	vmovd	%xmm21, 4(%r10)
-	vpxorq	%xmm20, %xmm18, %xmm21
-	vmovd	%xmm21, 8(%r10)
-	vpxorq	%xmm20, %xmm19, %xmm21
-	vmovd	%xmm21, 12(%r10)
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm2, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm3, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm4, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm5, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm6, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm7, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm8, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm9, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm17
-	vpxorq	%xmm10, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm19
-	vpxorq	%xmm10, %xmm19, %xmm19
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_2
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_2
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni128_face_r1_xor_stream_run_grown_2:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_2
-.Laesgen_gfni128_face_r1_xor_stream_run_restart_2:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_gfni128_face_r1_xor_stream_run_done_2:
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	vpxorq	16(%rdx), %xmm17, %xmm17
-	vmovdqu64	%xmm17, 16(%rsi)
-	vpxorq	32(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, 32(%rsi)
-	vpxorq	48(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
-.Laesgen_gfni128_face_r1_xor_stream_spent4_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_gfni128_face_r1_xor_stream_spent_again4_128:
+	ja	.Laesgen_gfni128_face_r1_xor_stream_plain_try2_128
 	testq	$3, %r9
-	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_128
+	jne	.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned4_128
+.Laesgen_gfni128_face_r1_xor_stream_plain_fast4_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -4736,8 +5409,8 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_128
-.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_128:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top128
+.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned4_128:
 	vmovq	%rax, %xmm19
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm19, %xmm19
@@ -5099,431 +5772,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_128
-.Laesgen_gfni128_face_r1_xor_stream_spent_next4_128:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_top128
-	cmpq	$64, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_top128
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again4_128
-.Laesgen_gfni128_face_r1_xor_stream_try2_128:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top128
+.Laesgen_gfni128_face_r1_xor_stream_plain_try2_128:
 	cmpq	$32, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_single128
+	jb	.Laesgen_gfni128_face_r1_xor_stream_plain_single128
 	cmpq	$254, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_single128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni128_face_r1_xor_stream_fill2_128
-.Laesgen_gfni128_face_r1_xor_stream_fast2_128:
-	leaq	384(%rdi,%r9,4), %r9
-	vmovdqa64	352(%rdi), %xmm18
-	vmovd	(%r9), %xmm16
-	vpxorq	%xmm18, %xmm16, %xmm16
-	vmovd	4(%r9), %xmm17
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm2, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm3, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm4, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm5, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm6, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm7, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm8, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm9, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm17
-	vpxorq	%xmm10, %xmm17, %xmm17
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	vpxorq	16(%rdx), %xmm17, %xmm17
-	vmovdqu64	%xmm17, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
-.Laesgen_gfni128_face_r1_xor_stream_fill2_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_3
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_128
-.Laesgen_gfni128_face_r1_xor_stream_outside_run_3:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_spent2_128
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	vmovdqa64	352(%rdi), %xmm18
-	vmovq	%rax, %xmm17
-	vmovq	%r8, %xmm16
-	vpunpcklqdq	%xmm16, %xmm17, %xmm17
-	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm17, %xmm17
-	vmovdqa64	%xmm17, %xmm16
-	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm17, %xmm17
-	vpxorq	%xmm0, %xmm16, %xmm16
-	vpxorq	%xmm0, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm19
-	vpshufb	%xmm13, %xmm16, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm15, %xmm19, %xmm16
-	vpshufb	%xmm14, %xmm19, %xmm19
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm19, %xmm20, %xmm16
-	vpxorq	%xmm1, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm19
-	vpshufb	%xmm13, %xmm17, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm15, %xmm19, %xmm17
-	vpshufb	%xmm14, %xmm19, %xmm19
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm19, %xmm20, %xmm17
-	vpxorq	%xmm1, %xmm17, %xmm17
-	vpxorq	%xmm18, %xmm16, %xmm19
-	vmovd	%xmm19, (%r10)
-	vpxorq	%xmm18, %xmm17, %xmm19
-	vmovd	%xmm19, 4(%r10)
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm2, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm3, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm4, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm5, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm6, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm7, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm8, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm9, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm17
-	vpxorq	%xmm10, %xmm17, %xmm17
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_3
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_3
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni128_face_r1_xor_stream_run_grown_3:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_3
-.Laesgen_gfni128_face_r1_xor_stream_run_restart_3:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_gfni128_face_r1_xor_stream_run_done_3:
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	vpxorq	16(%rdx), %xmm17, %xmm17
-	vmovdqu64	%xmm17, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
-.Laesgen_gfni128_face_r1_xor_stream_spent2_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_gfni128_face_r1_xor_stream_spent_again2_128:
+	ja	.Laesgen_gfni128_face_r1_xor_stream_plain_single128
 	testq	$1, %r9
-	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_128
+	jne	.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned2_128
+.Laesgen_gfni128_face_r1_xor_stream_plain_fast2_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -5708,8 +5965,8 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_128
-.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_128:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top128
+.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned2_128:
 	vmovq	%rax, %xmm17
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm17, %xmm17
@@ -5895,283 +6152,8 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_128
-.Laesgen_gfni128_face_r1_xor_stream_spent_next2_128:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_top128
-	cmpq	$32, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_top128
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again2_128
-.Laesgen_gfni128_face_r1_xor_stream_single128:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill128
-.Laesgen_gfni128_face_r1_xor_stream_single_fast128:
-	leaq	384(%rdi,%r9,4), %r9
-	vmovdqa64	352(%rdi), %xmm17
-	vmovd	(%r9), %xmm16
-	vpxorq	%xmm17, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
-.Laesgen_gfni128_face_r1_xor_stream_partial:
-	vmovdqa64	%xmm16, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni128_face_r1_xor_stream_partial_byte:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_end128
-.Laesgen_gfni128_face_r1_xor_stream_single_fill128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_4
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast128
-.Laesgen_gfni128_face_r1_xor_stream_outside_run_4:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_single_spent128
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	vmovdqa64	352(%rdi), %xmm17
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm18
-	vpunpcklqdq	%xmm18, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vmovdqa64	%xmm16, %xmm16
-	vpxorq	%xmm0, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm1, %xmm16, %xmm16
-	vpxorq	%xmm17, %xmm16, %xmm17
-	vmovd	%xmm17, (%r10)
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_4
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_4
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni128_face_r1_xor_stream_run_grown_4:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_4
-.Laesgen_gfni128_face_r1_xor_stream_run_restart_4:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_gfni128_face_r1_xor_stream_run_done_4:
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_2
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
-.Laesgen_gfni128_face_r1_xor_stream_partial_2:
-	vmovdqa64	%xmm16, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni128_face_r1_xor_stream_partial_byte_2:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_2
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_end128
-.Laesgen_gfni128_face_r1_xor_stream_single_spent128:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top128
+.Laesgen_gfni128_face_r1_xor_stream_plain_single128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -6271,7 +6253,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top128
 .Laesgen_gfni128_face_r1_xor_stream_partial_3:
 	vmovdqa64	%xmm16, 272(%rdi)
 	addq	$1, %rax
@@ -6284,10 +6266,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_3
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_end128
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_end128
+.Laesgen_gfni128_face_r1_xor_stream_plain_end128:
+	movq	%r11, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top128
 .Laesgen_gfni128_face_r1_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -7167,7 +7152,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast8_192
 .Laesgen_gfni128_face_r1_xor_stream_outside_run_5:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_spent8_192
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain192
 	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm26
@@ -8065,18 +8050,1697 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
-.Laesgen_gfni128_face_r1_xor_stream_spent8_192:
+.Laesgen_gfni128_face_r1_xor_stream_try4_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_192
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_try2_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r1_xor_stream_fill4_192
+.Laesgen_gfni128_face_r1_xor_stream_fast4_192:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa64	352(%rdi), %xmm22
+	vmovd	(%r9), %xmm18
+	vpxorq	%xmm22, %xmm18, %xmm18
+	vmovd	4(%r9), %xmm19
+	vpxorq	%xmm22, %xmm19, %xmm19
+	vmovd	8(%r9), %xmm20
+	vpxorq	%xmm22, %xmm20, %xmm20
+	vmovd	12(%r9), %xmm21
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	vpxorq	32(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 32(%rsi)
+	vpxorq	48(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+.Laesgen_gfni128_face_r1_xor_stream_fill4_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_6
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_192
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_6:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	vmovdqa64	352(%rdi), %xmm22
+	vmovq	%rax, %xmm21
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm21, %xmm21
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm21, %xmm21
+	vmovdqa64	%xmm21, %xmm18
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm19
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm21, %xmm20
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm19, %xmm19
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm23
+	vpshufb	%xmm15, %xmm18, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm17, %xmm23, %xmm18
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm23
+	vpshufb	%xmm15, %xmm19, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm17, %xmm23, %xmm19
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm23
+	vpshufb	%xmm15, %xmm20, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm17, %xmm23, %xmm20
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm23, %xmm24, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm23
+	vpshufb	%xmm15, %xmm21, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm17, %xmm23, %xmm21
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm23, %xmm24, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vpxorq	%xmm22, %xmm18, %xmm23
+	vmovd	%xmm23, (%r10)
+	vpxorq	%xmm22, %xmm19, %xmm23
+	vmovd	%xmm23, 4(%r10)
+	vpxorq	%xmm22, %xmm20, %xmm23
+	vmovd	%xmm23, 8(%r10)
+	vpxorq	%xmm22, %xmm21, %xmm23
+	vmovd	%xmm23, 12(%r10)
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm22
+	vpshufb	%xmm15, %xmm18, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm18
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm22
+	vpshufb	%xmm15, %xmm19, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm19
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm22, %xmm23, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm22
+	vpshufb	%xmm15, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm20
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm22
+	vpshufb	%xmm15, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm17, %xmm22, %xmm21
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
+	vpshufb	%xmm14, %xmm20, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
+	vpshufb	%xmm14, %xmm21, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_6
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_6
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_6:
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	vpxorq	32(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 32(%rsi)
+	vpxorq	48(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+.Laesgen_gfni128_face_r1_xor_stream_try2_192:
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_single192
+	cmpq	$254, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_single192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r1_xor_stream_fill2_192
+.Laesgen_gfni128_face_r1_xor_stream_fast2_192:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa64	352(%rdi), %xmm20
+	vmovd	(%r9), %xmm18
+	vpxorq	%xmm20, %xmm18, %xmm18
+	vmovd	4(%r9), %xmm19
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+.Laesgen_gfni128_face_r1_xor_stream_fill2_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_192
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	vmovdqa64	352(%rdi), %xmm20
+	vmovq	%rax, %xmm19
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm19, %xmm19
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm19, %xmm19
+	vmovdqa64	%xmm19, %xmm18
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm19
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm21
+	vpshufb	%xmm15, %xmm18, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm17, %xmm21, %xmm18
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm21, %xmm22, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm21
+	vpshufb	%xmm15, %xmm19, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm17, %xmm21, %xmm19
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm21, %xmm22, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vpxorq	%xmm20, %xmm18, %xmm21
+	vmovd	%xmm21, (%r10)
+	vpxorq	%xmm20, %xmm19, %xmm21
+	vmovd	%xmm21, 4(%r10)
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm20
+	vpshufb	%xmm15, %xmm19, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm19
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm19, %xmm19
+	vpternlogd	$150, %xmm20, %xmm21, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
+	vpshufb	%xmm14, %xmm19, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_7
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_7
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_7:
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	16(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+.Laesgen_gfni128_face_r1_xor_stream_single192:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill192
+.Laesgen_gfni128_face_r1_xor_stream_single_fast192:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa64	352(%rdi), %xmm19
+	vmovd	(%r9), %xmm18
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_4
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+.Laesgen_gfni128_face_r1_xor_stream_partial_4:
+	vmovdqa64	%xmm18, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni128_face_r1_xor_stream_partial_byte_4:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_4
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_end192
+.Laesgen_gfni128_face_r1_xor_stream_single_fill192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast192
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	vmovdqa64	352(%rdi), %xmm19
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm20
+	vpunpcklqdq	%xmm20, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm18, %xmm19
+	vmovd	%xmm19, (%r10)
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_8
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_8
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_8:
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_5
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+.Laesgen_gfni128_face_r1_xor_stream_partial_5:
+	vmovdqa64	%xmm18, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni128_face_r1_xor_stream_partial_byte_5:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_5
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_end192
+.Laesgen_gfni128_face_r1_xor_stream_plain192:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_gfni128_face_r1_xor_stream_spent_again8_192:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_gfni128_face_r1_xor_stream_plain_top192:
+	testq	%rcx, %rcx
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain_end192
+	movzbl	%al, %r9d
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_plain_try4_192
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_plain_try4_192
 	testq	$7, %r9
-	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_192
+	jne	.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned8_192
+.Laesgen_gfni128_face_r1_xor_stream_plain_fast8_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -8927,8 +10591,8 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_192
-.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_192:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top192
+.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned8_192:
 	vmovq	%rax, %xmm25
 	vmovq	%r8, %xmm18
 	vpunpcklqdq	%xmm18, %xmm25, %xmm25
@@ -9786,913 +11450,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_192
-.Laesgen_gfni128_face_r1_xor_stream_spent_next8_192:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_top192
-	cmpq	$128, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_top192
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again8_192
-.Laesgen_gfni128_face_r1_xor_stream_try4_192:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top192
+.Laesgen_gfni128_face_r1_xor_stream_plain_try4_192:
 	cmpq	$64, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_192
+	jb	.Laesgen_gfni128_face_r1_xor_stream_plain_try2_192
 	cmpq	$252, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_try2_192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni128_face_r1_xor_stream_fill4_192
-.Laesgen_gfni128_face_r1_xor_stream_fast4_192:
-	leaq	384(%rdi,%r9,4), %r9
-	vmovdqa64	352(%rdi), %xmm22
-	vmovd	(%r9), %xmm18
-	vpxorq	%xmm22, %xmm18, %xmm18
-	vmovd	4(%r9), %xmm19
-	vpxorq	%xmm22, %xmm19, %xmm19
-	vmovd	8(%r9), %xmm20
-	vpxorq	%xmm22, %xmm20, %xmm20
-	vmovd	12(%r9), %xmm21
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm10, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm11, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm19
-	vpxorq	%xmm12, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm21
-	vpxorq	%xmm12, %xmm21, %xmm21
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	vpxorq	16(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 16(%rsi)
-	vpxorq	32(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, 32(%rsi)
-	vpxorq	48(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
-.Laesgen_gfni128_face_r1_xor_stream_fill4_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_6
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_192
-.Laesgen_gfni128_face_r1_xor_stream_outside_run_6:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_spent4_192
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	vmovdqa64	352(%rdi), %xmm22
-	vmovq	%rax, %xmm21
-	vmovq	%r8, %xmm18
-	vpunpcklqdq	%xmm18, %xmm21, %xmm21
-	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm21, %xmm21
-	vmovdqa64	%xmm21, %xmm18
-	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm19
-	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm21, %xmm20
-	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm21, %xmm21
-	vpxorq	%xmm0, %xmm18, %xmm18
-	vpxorq	%xmm0, %xmm19, %xmm19
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm23
-	vpshufb	%xmm15, %xmm18, %xmm24
-	vpxorq	%xmm24, %xmm23, %xmm23
-	vgf2p8mulb	%xmm17, %xmm23, %xmm18
-	vpshufb	%xmm16, %xmm23, %xmm23
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm23, %xmm24, %xmm18
-	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm23
-	vpshufb	%xmm15, %xmm19, %xmm24
-	vpxorq	%xmm24, %xmm23, %xmm23
-	vgf2p8mulb	%xmm17, %xmm23, %xmm19
-	vpshufb	%xmm16, %xmm23, %xmm23
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm23, %xmm24, %xmm19
-	vpxorq	%xmm1, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm23
-	vpshufb	%xmm15, %xmm20, %xmm24
-	vpxorq	%xmm24, %xmm23, %xmm23
-	vgf2p8mulb	%xmm17, %xmm23, %xmm20
-	vpshufb	%xmm16, %xmm23, %xmm23
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm23, %xmm24, %xmm20
-	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm23
-	vpshufb	%xmm15, %xmm21, %xmm24
-	vpxorq	%xmm24, %xmm23, %xmm23
-	vgf2p8mulb	%xmm17, %xmm23, %xmm21
-	vpshufb	%xmm16, %xmm23, %xmm23
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm23, %xmm24, %xmm21
-	vpxorq	%xmm1, %xmm21, %xmm21
-	vpxorq	%xmm22, %xmm18, %xmm23
-	vmovd	%xmm23, (%r10)
-	vpxorq	%xmm22, %xmm19, %xmm23
-	vmovd	%xmm23, 4(%r10)
-	vpxorq	%xmm22, %xmm20, %xmm23
-	vmovd	%xmm23, 8(%r10)
-	vpxorq	%xmm22, %xmm21, %xmm23
-	vmovd	%xmm23, 12(%r10)
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm10, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm11, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm19
-	vpxorq	%xmm12, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm21
-	vpxorq	%xmm12, %xmm21, %xmm21
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_6
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_6
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni128_face_r1_xor_stream_run_grown_6:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_6
-.Laesgen_gfni128_face_r1_xor_stream_run_restart_6:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_gfni128_face_r1_xor_stream_run_done_6:
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	vpxorq	16(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 16(%rsi)
-	vpxorq	32(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, 32(%rsi)
-	vpxorq	48(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
-.Laesgen_gfni128_face_r1_xor_stream_spent4_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_gfni128_face_r1_xor_stream_spent_again4_192:
+	ja	.Laesgen_gfni128_face_r1_xor_stream_plain_try2_192
 	testq	$3, %r9
-	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_192
+	jne	.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned4_192
+.Laesgen_gfni128_face_r1_xor_stream_plain_fast4_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -11123,8 +11889,8 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_192
-.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_192:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top192
+.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned4_192:
 	vmovq	%rax, %xmm21
 	vmovq	%r8, %xmm18
 	vpunpcklqdq	%xmm18, %xmm21, %xmm21
@@ -11558,503 +12324,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_192
-.Laesgen_gfni128_face_r1_xor_stream_spent_next4_192:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_top192
-	cmpq	$64, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_top192
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again4_192
-.Laesgen_gfni128_face_r1_xor_stream_try2_192:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top192
+.Laesgen_gfni128_face_r1_xor_stream_plain_try2_192:
 	cmpq	$32, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_single192
+	jb	.Laesgen_gfni128_face_r1_xor_stream_plain_single192
 	cmpq	$254, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_single192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni128_face_r1_xor_stream_fill2_192
-.Laesgen_gfni128_face_r1_xor_stream_fast2_192:
-	leaq	384(%rdi,%r9,4), %r9
-	vmovdqa64	352(%rdi), %xmm20
-	vmovd	(%r9), %xmm18
-	vpxorq	%xmm20, %xmm18, %xmm18
-	vmovd	4(%r9), %xmm19
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm10, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm11, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm19
-	vpxorq	%xmm12, %xmm19, %xmm19
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	vpxorq	16(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
-.Laesgen_gfni128_face_r1_xor_stream_fill2_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_7
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_192
-.Laesgen_gfni128_face_r1_xor_stream_outside_run_7:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_spent2_192
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	vmovdqa64	352(%rdi), %xmm20
-	vmovq	%rax, %xmm19
-	vmovq	%r8, %xmm18
-	vpunpcklqdq	%xmm18, %xmm19, %xmm19
-	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm19, %xmm19
-	vmovdqa64	%xmm19, %xmm18
-	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm19
-	vpxorq	%xmm0, %xmm18, %xmm18
-	vpxorq	%xmm0, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm21
-	vpshufb	%xmm15, %xmm18, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm17, %xmm21, %xmm18
-	vpshufb	%xmm16, %xmm21, %xmm21
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm21, %xmm22, %xmm18
-	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm21
-	vpshufb	%xmm15, %xmm19, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm17, %xmm21, %xmm19
-	vpshufb	%xmm16, %xmm21, %xmm21
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm21, %xmm22, %xmm19
-	vpxorq	%xmm1, %xmm19, %xmm19
-	vpxorq	%xmm20, %xmm18, %xmm21
-	vmovd	%xmm21, (%r10)
-	vpxorq	%xmm20, %xmm19, %xmm21
-	vmovd	%xmm21, 4(%r10)
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm10, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm11, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm19
-	vpxorq	%xmm12, %xmm19, %xmm19
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_7
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_7
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni128_face_r1_xor_stream_run_grown_7:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_7
-.Laesgen_gfni128_face_r1_xor_stream_run_restart_7:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_gfni128_face_r1_xor_stream_run_done_7:
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	vpxorq	16(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
-.Laesgen_gfni128_face_r1_xor_stream_spent2_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_gfni128_face_r1_xor_stream_spent_again2_192:
+	ja	.Laesgen_gfni128_face_r1_xor_stream_plain_single192
 	testq	$1, %r9
-	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_192
+	jne	.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned2_192
+.Laesgen_gfni128_face_r1_xor_stream_plain_fast2_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -12275,8 +12553,8 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_192
-.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_192:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top192
+.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned2_192:
 	vmovq	%rax, %xmm19
 	vmovq	%r8, %xmm18
 	vpunpcklqdq	%xmm18, %xmm19, %xmm19
@@ -12498,319 +12776,8 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_192
-.Laesgen_gfni128_face_r1_xor_stream_spent_next2_192:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_top192
-	cmpq	$32, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_top192
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again2_192
-.Laesgen_gfni128_face_r1_xor_stream_single192:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill192
-.Laesgen_gfni128_face_r1_xor_stream_single_fast192:
-	leaq	384(%rdi,%r9,4), %r9
-	vmovdqa64	352(%rdi), %xmm19
-	vmovd	(%r9), %xmm18
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_4
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
-.Laesgen_gfni128_face_r1_xor_stream_partial_4:
-	vmovdqa64	%xmm18, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni128_face_r1_xor_stream_partial_byte_4:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_4
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_end192
-.Laesgen_gfni128_face_r1_xor_stream_single_fill192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_8
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast192
-.Laesgen_gfni128_face_r1_xor_stream_outside_run_8:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_single_spent192
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	vmovdqa64	352(%rdi), %xmm19
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm20
-	vpunpcklqdq	%xmm20, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vmovdqa64	%xmm18, %xmm18
-	vpxorq	%xmm0, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm1, %xmm18, %xmm18
-	vpxorq	%xmm19, %xmm18, %xmm19
-	vmovd	%xmm19, (%r10)
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_8
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_8
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni128_face_r1_xor_stream_run_grown_8:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_8
-.Laesgen_gfni128_face_r1_xor_stream_run_restart_8:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_gfni128_face_r1_xor_stream_run_done_8:
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_5
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
-.Laesgen_gfni128_face_r1_xor_stream_partial_5:
-	vmovdqa64	%xmm18, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni128_face_r1_xor_stream_partial_byte_5:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_5
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_end192
-.Laesgen_gfni128_face_r1_xor_stream_single_spent192:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top192
+.Laesgen_gfni128_face_r1_xor_stream_plain_single192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -12928,7 +12895,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top192
 .Laesgen_gfni128_face_r1_xor_stream_partial_6:
 	vmovdqa64	%xmm18, 272(%rdi)
 	addq	$1, %rax
@@ -12941,10 +12908,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_6
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_end192
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_end192
+.Laesgen_gfni128_face_r1_xor_stream_plain_end192:
+	movq	%r11, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top192
 .Laesgen_gfni128_face_r1_xor_stream_end192:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -13970,7 +13940,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast8_256
 .Laesgen_gfni128_face_r1_xor_stream_outside_run_9:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_spent8_256
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain256
 	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	vmovdqa64	352(%rdi), %xmm28
@@ -15012,18 +14982,1949 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
-.Laesgen_gfni128_face_r1_xor_stream_spent8_256:
+.Laesgen_gfni128_face_r1_xor_stream_try4_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_256
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_try2_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r1_xor_stream_fill4_256
+.Laesgen_gfni128_face_r1_xor_stream_fast4_256:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa64	352(%rdi), %xmm24
+	vmovd	(%r9), %xmm20
+	vpxorq	%xmm24, %xmm20, %xmm20
+	vmovd	4(%r9), %xmm21
+	vpxorq	%xmm24, %xmm21, %xmm21
+	vmovd	8(%r9), %xmm22
+	vpxorq	%xmm24, %xmm22, %xmm22
+	vmovd	12(%r9), %xmm23
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm2, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm2, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm3, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm3, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm4, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm5, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm5, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm6, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm6, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm7, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm7, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm8, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm8, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm10, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm10, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm11, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm11, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm12, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm12, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm13, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm13, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vpxorq	%xmm14, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vpxorq	%xmm14, %xmm23, %xmm23
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	vpxorq	32(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 32(%rsi)
+	vpxorq	48(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+.Laesgen_gfni128_face_r1_xor_stream_fill4_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_256
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	vmovdqa64	352(%rdi), %xmm24
+	vmovq	%rax, %xmm23
+	vmovq	%r8, %xmm20
+	vpunpcklqdq	%xmm20, %xmm23, %xmm23
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm23, %xmm23
+	vmovdqa64	%xmm23, %xmm20
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm23, %xmm21
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm23, %xmm22
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm23, %xmm23
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm25
+	vpshufb	%xmm17, %xmm20, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm19, %xmm25, %xmm20
+	vpshufb	%xmm18, %xmm25, %xmm25
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm25
+	vpshufb	%xmm17, %xmm21, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm19, %xmm25, %xmm21
+	vpshufb	%xmm18, %xmm25, %xmm25
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm25
+	vpshufb	%xmm17, %xmm22, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm19, %xmm25, %xmm22
+	vpshufb	%xmm18, %xmm25, %xmm25
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm25, %xmm26, %xmm22
+	vpxorq	%xmm1, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm25
+	vpshufb	%xmm17, %xmm23, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm19, %xmm25, %xmm23
+	vpshufb	%xmm18, %xmm25, %xmm25
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm25, %xmm26, %xmm23
+	vpxorq	%xmm1, %xmm23, %xmm23
+	vpxorq	%xmm24, %xmm20, %xmm25
+	vmovd	%xmm25, (%r10)
+	vpxorq	%xmm24, %xmm21, %xmm25
+	vmovd	%xmm25, 4(%r10)
+	vpxorq	%xmm24, %xmm22, %xmm25
+	vmovd	%xmm25, 8(%r10)
+	vpxorq	%xmm24, %xmm23, %xmm25
+	vmovd	%xmm25, 12(%r10)
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm2, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm2, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm3, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm3, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm4, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm4, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm5, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm5, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm6, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm6, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm7, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm7, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm8, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm8, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm9, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm10, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm10, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm11, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm11, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm12, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm12, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm24
+	vpshufb	%xmm17, %xmm20, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm20
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm24
+	vpshufb	%xmm17, %xmm21, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm21
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm24, %xmm25, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm24
+	vpshufb	%xmm17, %xmm22, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm22
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm22, %xmm22
+	vpternlogd	$150, %xmm24, %xmm25, %xmm22
+	vpxorq	%xmm13, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm24
+	vpshufb	%xmm17, %xmm23, %xmm25
+	vpxorq	%xmm25, %xmm24, %xmm24
+	vgf2p8mulb	%xmm19, %xmm24, %xmm23
+	vpshufb	%xmm18, %xmm24, %xmm24
+	vmovdqa64	%xmm23, %xmm23
+	vpternlogd	$150, %xmm24, %xmm25, %xmm23
+	vpxorq	%xmm13, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
+	vpshufb	%xmm16, %xmm22, %xmm22
+	vpxorq	%xmm14, %xmm22, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
+	vpshufb	%xmm16, %xmm23, %xmm23
+	vpxorq	%xmm14, %xmm23, %xmm23
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_10
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_10
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_10:
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	vpxorq	32(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 32(%rsi)
+	vpxorq	48(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+.Laesgen_gfni128_face_r1_xor_stream_try2_256:
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_single256
+	cmpq	$254, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_single256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r1_xor_stream_fill2_256
+.Laesgen_gfni128_face_r1_xor_stream_fast2_256:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa64	352(%rdi), %xmm22
+	vmovd	(%r9), %xmm20
+	vpxorq	%xmm22, %xmm20, %xmm20
+	vmovd	4(%r9), %xmm21
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+.Laesgen_gfni128_face_r1_xor_stream_fill2_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_11
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_256
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_11:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	vmovdqa64	352(%rdi), %xmm22
+	vmovq	%rax, %xmm21
+	vmovq	%r8, %xmm20
+	vpunpcklqdq	%xmm20, %xmm21, %xmm21
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm21, %xmm21
+	vmovdqa64	%xmm21, %xmm20
+	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm21
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm23
+	vpshufb	%xmm17, %xmm20, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm19, %xmm23, %xmm20
+	vpshufb	%xmm18, %xmm23, %xmm23
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm23, %xmm24, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm23
+	vpshufb	%xmm17, %xmm21, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm19, %xmm23, %xmm21
+	vpshufb	%xmm18, %xmm23, %xmm23
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm23, %xmm24, %xmm21
+	vpxorq	%xmm1, %xmm21, %xmm21
+	vpxorq	%xmm22, %xmm20, %xmm23
+	vmovd	%xmm23, (%r10)
+	vpxorq	%xmm22, %xmm21, %xmm23
+	vmovd	%xmm23, 4(%r10)
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm2, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm3, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm4, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm5, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm6, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm7, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm8, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm9, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm10, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm12, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm22
+	vpshufb	%xmm17, %xmm21, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm21
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm21, %xmm21
+	vpternlogd	$150, %xmm22, %xmm23, %xmm21
+	vpxorq	%xmm13, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
+	vpshufb	%xmm16, %xmm21, %xmm21
+	vpxorq	%xmm14, %xmm21, %xmm21
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_11
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_11
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_11:
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	16(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+.Laesgen_gfni128_face_r1_xor_stream_single256:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill256
+.Laesgen_gfni128_face_r1_xor_stream_single_fast256:
+	leaq	384(%rdi,%r9,4), %r9
+	vmovdqa64	352(%rdi), %xmm21
+	vmovd	(%r9), %xmm20
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_7
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+.Laesgen_gfni128_face_r1_xor_stream_partial_7:
+	vmovdqa64	%xmm20, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni128_face_r1_xor_stream_partial_byte_7:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_7
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_end256
+.Laesgen_gfni128_face_r1_xor_stream_single_fill256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast256
+.Laesgen_gfni128_face_r1_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	vmovdqa64	352(%rdi), %xmm21
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm22
+	vpunpcklqdq	%xmm22, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vmovdqa64	%xmm20, %xmm20
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vpxorq	%xmm21, %xmm20, %xmm21
+	vmovd	%xmm21, (%r10)
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_12
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni128_face_r1_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_12
+.Laesgen_gfni128_face_r1_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni128_face_r1_xor_stream_run_done_12:
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_8
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+.Laesgen_gfni128_face_r1_xor_stream_partial_8:
+	vmovdqa64	%xmm20, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni128_face_r1_xor_stream_partial_byte_8:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_8
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_end256
+.Laesgen_gfni128_face_r1_xor_stream_plain256:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_gfni128_face_r1_xor_stream_spent_again8_256:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_gfni128_face_r1_xor_stream_plain_top256:
+	testq	%rcx, %rcx
+	je	.Laesgen_gfni128_face_r1_xor_stream_plain_end256
+	movzbl	%al, %r9d
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni128_face_r1_xor_stream_plain_try4_256
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni128_face_r1_xor_stream_plain_try4_256
 	testq	$7, %r9
-	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_256
+	jne	.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned8_256
+.Laesgen_gfni128_face_r1_xor_stream_plain_fast8_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -16018,8 +17919,8 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_256
-.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned8_256:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top256
+.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned8_256:
 	vmovq	%rax, %xmm27
 	vmovq	%r8, %xmm20
 	vpunpcklqdq	%xmm20, %xmm27, %xmm27
@@ -17021,1057 +18922,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next8_256
-.Laesgen_gfni128_face_r1_xor_stream_spent_next8_256:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_top256
-	cmpq	$128, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_top256
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again8_256
-.Laesgen_gfni128_face_r1_xor_stream_try4_256:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top256
+.Laesgen_gfni128_face_r1_xor_stream_plain_try4_256:
 	cmpq	$64, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_try2_256
+	jb	.Laesgen_gfni128_face_r1_xor_stream_plain_try2_256
 	cmpq	$252, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_try2_256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni128_face_r1_xor_stream_fill4_256
-.Laesgen_gfni128_face_r1_xor_stream_fast4_256:
-	leaq	384(%rdi,%r9,4), %r9
-	vmovdqa64	352(%rdi), %xmm24
-	vmovd	(%r9), %xmm20
-	vpxorq	%xmm24, %xmm20, %xmm20
-	vmovd	4(%r9), %xmm21
-	vpxorq	%xmm24, %xmm21, %xmm21
-	vmovd	8(%r9), %xmm22
-	vpxorq	%xmm24, %xmm22, %xmm22
-	vmovd	12(%r9), %xmm23
-	vpxorq	%xmm24, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm2, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm2, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm3, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm3, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm4, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm4, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm5, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm5, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm6, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm6, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm7, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm7, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm8, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm8, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm9, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm9, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm10, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm10, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm11, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm11, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm12, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm12, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm12, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm13, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm13, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm13, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm21
-	vpxorq	%xmm14, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vpxorq	%xmm14, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm23
-	vpxorq	%xmm14, %xmm23, %xmm23
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	vpxorq	16(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 16(%rsi)
-	vpxorq	32(%rdx), %xmm22, %xmm22
-	vmovdqu64	%xmm22, 32(%rsi)
-	vpxorq	48(%rdx), %xmm23, %xmm23
-	vmovdqu64	%xmm23, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
-.Laesgen_gfni128_face_r1_xor_stream_fill4_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_10
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast4_256
-.Laesgen_gfni128_face_r1_xor_stream_outside_run_10:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_spent4_256
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	vmovdqa64	352(%rdi), %xmm24
-	vmovq	%rax, %xmm23
-	vmovq	%r8, %xmm20
-	vpunpcklqdq	%xmm20, %xmm23, %xmm23
-	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm23, %xmm23
-	vmovdqa64	%xmm23, %xmm20
-	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm23, %xmm21
-	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus2(%rip), %xmm23, %xmm22
-	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus3(%rip), %xmm23, %xmm23
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vpxorq	%xmm0, %xmm22, %xmm22
-	vpxorq	%xmm0, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm25
-	vpshufb	%xmm17, %xmm20, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vgf2p8mulb	%xmm19, %xmm25, %xmm20
-	vpshufb	%xmm18, %xmm25, %xmm25
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm25, %xmm26, %xmm20
-	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm25
-	vpshufb	%xmm17, %xmm21, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vgf2p8mulb	%xmm19, %xmm25, %xmm21
-	vpshufb	%xmm18, %xmm25, %xmm25
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm25, %xmm26, %xmm21
-	vpxorq	%xmm1, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm25
-	vpshufb	%xmm17, %xmm22, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vgf2p8mulb	%xmm19, %xmm25, %xmm22
-	vpshufb	%xmm18, %xmm25, %xmm25
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm25, %xmm26, %xmm22
-	vpxorq	%xmm1, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm25
-	vpshufb	%xmm17, %xmm23, %xmm26
-	vpxorq	%xmm26, %xmm25, %xmm25
-	vgf2p8mulb	%xmm19, %xmm25, %xmm23
-	vpshufb	%xmm18, %xmm25, %xmm25
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm25, %xmm26, %xmm23
-	vpxorq	%xmm1, %xmm23, %xmm23
-	vpxorq	%xmm24, %xmm20, %xmm25
-	vmovd	%xmm25, (%r10)
-	vpxorq	%xmm24, %xmm21, %xmm25
-	vmovd	%xmm25, 4(%r10)
-	vpxorq	%xmm24, %xmm22, %xmm25
-	vmovd	%xmm25, 8(%r10)
-	vpxorq	%xmm24, %xmm23, %xmm25
-	vmovd	%xmm25, 12(%r10)
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm2, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm2, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm3, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm3, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm4, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm4, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm5, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm5, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm6, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm6, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm7, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm7, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm8, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm8, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm9, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm9, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm10, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm10, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm11, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm11, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm12, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm12, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm12, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm13, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm13, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm13, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm21
-	vpxorq	%xmm14, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vpxorq	%xmm14, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm23
-	vpxorq	%xmm14, %xmm23, %xmm23
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_10
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_10
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni128_face_r1_xor_stream_run_grown_10:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_10
-.Laesgen_gfni128_face_r1_xor_stream_run_restart_10:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_gfni128_face_r1_xor_stream_run_done_10:
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	vpxorq	16(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 16(%rsi)
-	vpxorq	32(%rdx), %xmm22, %xmm22
-	vmovdqu64	%xmm22, 32(%rsi)
-	vpxorq	48(%rdx), %xmm23, %xmm23
-	vmovdqu64	%xmm23, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
-.Laesgen_gfni128_face_r1_xor_stream_spent4_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_gfni128_face_r1_xor_stream_spent_again4_256:
+	ja	.Laesgen_gfni128_face_r1_xor_stream_plain_try2_256
 	testq	$3, %r9
-	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_256
+	jne	.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned4_256
+.Laesgen_gfni128_face_r1_xor_stream_plain_fast4_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -18574,8 +19433,8 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_256
-.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned4_256:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top256
+.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned4_256:
 	vmovq	%rax, %xmm23
 	vmovq	%r8, %xmm20
 	vpunpcklqdq	%xmm20, %xmm23, %xmm23
@@ -19081,575 +19940,15 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next4_256
-.Laesgen_gfni128_face_r1_xor_stream_spent_next4_256:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_top256
-	cmpq	$64, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_top256
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again4_256
-.Laesgen_gfni128_face_r1_xor_stream_try2_256:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top256
+.Laesgen_gfni128_face_r1_xor_stream_plain_try2_256:
 	cmpq	$32, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_single256
+	jb	.Laesgen_gfni128_face_r1_xor_stream_plain_single256
 	cmpq	$254, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_single256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni128_face_r1_xor_stream_fill2_256
-.Laesgen_gfni128_face_r1_xor_stream_fast2_256:
-	leaq	384(%rdi,%r9,4), %r9
-	vmovdqa64	352(%rdi), %xmm22
-	vmovd	(%r9), %xmm20
-	vpxorq	%xmm22, %xmm20, %xmm20
-	vmovd	4(%r9), %xmm21
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm12, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm13, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm21
-	vpxorq	%xmm14, %xmm21, %xmm21
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	vpxorq	16(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
-.Laesgen_gfni128_face_r1_xor_stream_fill2_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_11
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_fast2_256
-.Laesgen_gfni128_face_r1_xor_stream_outside_run_11:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_spent2_256
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	vmovdqa64	352(%rdi), %xmm22
-	vmovq	%rax, %xmm21
-	vmovq	%r8, %xmm20
-	vpunpcklqdq	%xmm20, %xmm21, %xmm21
-	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm21, %xmm21
-	vmovdqa64	%xmm21, %xmm20
-	vpaddb	.Laesgen_gfni128_face_r1_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm21
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm23
-	vpshufb	%xmm17, %xmm20, %xmm24
-	vpxorq	%xmm24, %xmm23, %xmm23
-	vgf2p8mulb	%xmm19, %xmm23, %xmm20
-	vpshufb	%xmm18, %xmm23, %xmm23
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm23, %xmm24, %xmm20
-	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm23
-	vpshufb	%xmm17, %xmm21, %xmm24
-	vpxorq	%xmm24, %xmm23, %xmm23
-	vgf2p8mulb	%xmm19, %xmm23, %xmm21
-	vpshufb	%xmm18, %xmm23, %xmm23
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm23, %xmm24, %xmm21
-	vpxorq	%xmm1, %xmm21, %xmm21
-	vpxorq	%xmm22, %xmm20, %xmm23
-	vmovd	%xmm23, (%r10)
-	vpxorq	%xmm22, %xmm21, %xmm23
-	vmovd	%xmm23, 4(%r10)
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm12, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm13, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm21
-	vpxorq	%xmm14, %xmm21, %xmm21
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_11
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_11
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni128_face_r1_xor_stream_run_grown_11:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_11
-.Laesgen_gfni128_face_r1_xor_stream_run_restart_11:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_gfni128_face_r1_xor_stream_run_done_11:
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	vpxorq	16(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
-.Laesgen_gfni128_face_r1_xor_stream_spent2_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_gfni128_face_r1_xor_stream_spent_again2_256:
+	ja	.Laesgen_gfni128_face_r1_xor_stream_plain_single256
 	testq	$1, %r9
-	jne	.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_256
+	jne	.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned2_256
+.Laesgen_gfni128_face_r1_xor_stream_plain_fast2_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -19906,8 +20205,8 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_256
-.Laesgen_gfni128_face_r1_xor_stream_spent_unaligned2_256:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top256
+.Laesgen_gfni128_face_r1_xor_stream_plain_unaligned2_256:
 	vmovq	%rax, %xmm21
 	vmovq	%r8, %xmm20
 	vpunpcklqdq	%xmm20, %xmm21, %xmm21
@@ -20165,355 +20464,8 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_next2_256
-.Laesgen_gfni128_face_r1_xor_stream_spent_next2_256:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni128_face_r1_xor_stream_top256
-	cmpq	$32, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_top256
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_spent_again2_256
-.Laesgen_gfni128_face_r1_xor_stream_single256:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni128_face_r1_xor_stream_single_fill256
-.Laesgen_gfni128_face_r1_xor_stream_single_fast256:
-	leaq	384(%rdi,%r9,4), %r9
-	vmovdqa64	352(%rdi), %xmm21
-	vmovd	(%r9), %xmm20
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_7
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
-.Laesgen_gfni128_face_r1_xor_stream_partial_7:
-	vmovdqa64	%xmm20, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni128_face_r1_xor_stream_partial_byte_7:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_7
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_end256
-.Laesgen_gfni128_face_r1_xor_stream_single_fill256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni128_face_r1_xor_stream_outside_run_12
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni128_face_r1_xor_stream_single_fast256
-.Laesgen_gfni128_face_r1_xor_stream_outside_run_12:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni128_face_r1_xor_stream_single_spent256
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	vmovdqa64	352(%rdi), %xmm21
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm22
-	vpunpcklqdq	%xmm22, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni128_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vmovdqa64	%xmm20, %xmm20
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm1, %xmm20, %xmm20
-	vpxorq	%xmm21, %xmm20, %xmm21
-	vmovd	%xmm21, (%r10)
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni128_face_r1_xor_stream_run_restart_12
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni128_face_r1_xor_stream_run_grown_12
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni128_face_r1_xor_stream_run_grown_12:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_run_done_12
-.Laesgen_gfni128_face_r1_xor_stream_run_restart_12:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_gfni128_face_r1_xor_stream_run_done_12:
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_8
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
-.Laesgen_gfni128_face_r1_xor_stream_partial_8:
-	vmovdqa64	%xmm20, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni128_face_r1_xor_stream_partial_byte_8:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_8
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_end256
-.Laesgen_gfni128_face_r1_xor_stream_single_spent256:
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top256
+.Laesgen_gfni128_face_r1_xor_stream_plain_single256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -20649,7 +20601,7 @@ aesgen_gfni128_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_top256
 .Laesgen_gfni128_face_r1_xor_stream_partial_9:
 	vmovdqa64	%xmm20, 272(%rdi)
 	addq	$1, %rax
@@ -20662,10 +20614,13 @@ aesgen_gfni128_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni128_face_r1_xor_stream_partial_byte_9
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni128_face_r1_xor_stream_end256
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_plain_end256
+.Laesgen_gfni128_face_r1_xor_stream_plain_end256:
+	movq	%r11, %rcx
+	jmp	.Laesgen_gfni128_face_r1_xor_stream_top256
 .Laesgen_gfni128_face_r1_xor_stream_end256:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)

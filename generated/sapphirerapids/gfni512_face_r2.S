@@ -1349,7 +1349,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast8_128
 .Laesgen_gfni512_face_r2_xor_stream_outside_run:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_spent8_128
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain128
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -2106,18 +2106,1616 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
-.Laesgen_gfni512_face_r2_xor_stream_spent8_128:
+.Laesgen_gfni512_face_r2_xor_stream_try4_128:
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_128
+	cmpq	$240, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try2_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill4_128
+.Laesgen_gfni512_face_r2_xor_stream_fast4_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm19
+	vpxorq	(%r9), %zmm19, %zmm16
+	vpxorq	64(%r9), %zmm19, %zmm17
+	vpxorq	128(%r9), %zmm19, %zmm18
+	vpxorq	192(%r9), %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	vpxorq	128(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 128(%rsi)
+	vpxorq	192(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_fill4_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast4_128
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	368(%rdi), %zmm20
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm19
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm16
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm17
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm19, %zmm18
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm21
+	vpshufb	%zmm13, %zmm16, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm16
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm21
+	vpshufb	%zmm13, %zmm17, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm17
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm21
+	vpshufb	%zmm13, %zmm18, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm18
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm22, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm21
+	vpshufb	%zmm13, %zmm19, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm19
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm22, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm21
+	vpshufb	%zmm13, %zmm16, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm16
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm21
+	vpshufb	%zmm13, %zmm17, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm17
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm21
+	vpshufb	%zmm13, %zmm18, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm18
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm22, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm21
+	vpshufb	%zmm13, %zmm19, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm15, %zmm21, %zmm19
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm22, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vpxorq	%zmm20, %zmm16, %zmm21
+	vmovdqu64	%zmm21, (%r10)
+	vpxorq	%zmm20, %zmm17, %zmm21
+	vmovdqu64	%zmm21, 64(%r10)
+	vpxorq	%zmm20, %zmm18, %zmm21
+	vmovdqu64	%zmm21, 128(%r10)
+	vpxorq	%zmm20, %zmm19, %zmm21
+	vmovdqu64	%zmm21, 192(%r10)
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm20
+	vpshufb	%zmm13, %zmm16, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm16
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm20
+	vpshufb	%zmm13, %zmm17, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm17
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm20, %zmm21, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm20
+	vpshufb	%zmm13, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm18
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm20
+	vpshufb	%zmm13, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm15, %zmm20, %zmm19
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
+	vpshufb	%zmm12, %zmm18, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
+	vpshufb	%zmm12, %zmm19, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_2
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r2_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_2
+.Laesgen_gfni512_face_r2_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_gfni512_face_r2_xor_stream_run_done_2:
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	vpxorq	128(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 128(%rsi)
+	vpxorq	192(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_try2_128:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_128
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try1_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill2_128
+.Laesgen_gfni512_face_r2_xor_stream_fast2_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm17
+	vpxorq	(%r9), %zmm17, %zmm16
+	vpxorq	64(%r9), %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_fill2_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast2_128
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	368(%rdi), %zmm18
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm17
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm17, %zmm16
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm19
+	vpshufb	%zmm13, %zmm16, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm15, %zmm19, %zmm16
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm19, %zmm20, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm19
+	vpshufb	%zmm13, %zmm17, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm15, %zmm19, %zmm17
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm20, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm19
+	vpshufb	%zmm13, %zmm16, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm15, %zmm19, %zmm16
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm19, %zmm20, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm19
+	vpshufb	%zmm13, %zmm17, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm15, %zmm19, %zmm17
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm19, %zmm20, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vpxorq	%zmm18, %zmm16, %zmm19
+	vmovdqu64	%zmm19, (%r10)
+	vpxorq	%zmm18, %zmm17, %zmm19
+	vmovdqu64	%zmm19, 64(%r10)
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm18
+	vpshufb	%zmm13, %zmm17, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm17
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm17, %zmm17
+	vpternlogd	$150, %zmm18, %zmm19, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
+	vpshufb	%zmm12, %zmm17, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_3
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r2_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_3
+.Laesgen_gfni512_face_r2_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni512_face_r2_xor_stream_run_done_3:
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	vpxorq	64(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_try1_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_single128
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_single128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill1_128
+.Laesgen_gfni512_face_r2_xor_stream_fast1_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm16
+	vpxorq	(%r9), %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_fill1_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast1_128
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	368(%rdi), %zmm17
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm18
+	vpshufb	%zmm13, %zmm16, %zmm19
+	vpxorq	%zmm19, %zmm18, %zmm18
+	vgf2p8mulb	%zmm15, %zmm18, %zmm16
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm18, %zmm19, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vpxorq	%zmm17, %zmm16, %zmm17
+	vmovdqu64	%zmm17, (%r10)
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm17
+	vpshufb	%zmm13, %zmm16, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm15, %zmm17, %zmm16
+	vpshufb	%zmm14, %zmm17, %zmm17
+	vmovdqa64	%zmm16, %zmm16
+	vpternlogd	$150, %zmm17, %zmm18, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
+	vpshufb	%zmm12, %zmm16, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_4
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r2_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_4
+.Laesgen_gfni512_face_r2_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni512_face_r2_xor_stream_run_done_4:
+	vpxorq	(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_single128:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_single_fill128
+.Laesgen_gfni512_face_r2_xor_stream_single_fast128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm16
+	vpxorq	(%r9), %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_partial:
+	vmovdqa64	%xmm16, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni512_face_r2_xor_stream_partial_byte:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_end128
+.Laesgen_gfni512_face_r2_xor_stream_single_fill128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_single_fast128
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_5:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa64	368(%rdi), %xmm17
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vmovdqa64	%xmm16, %xmm16
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm16, %xmm17
+	vmovdqa64	%xmm17, (%r10)
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_5
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r2_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_5
+.Laesgen_gfni512_face_r2_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni512_face_r2_xor_stream_run_done_5:
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_2
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+.Laesgen_gfni512_face_r2_xor_stream_partial_2:
+	vmovdqa64	%xmm16, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni512_face_r2_xor_stream_partial_byte_2:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_2
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_end128
+.Laesgen_gfni512_face_r2_xor_stream_plain128:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$32, %r10
-.Laesgen_gfni512_face_r2_xor_stream_spent_again8_128:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_gfni512_face_r2_xor_stream_plain_top128:
+	testq	%rcx, %rcx
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain_end128
+	movzbl	%al, %r9d
+	cmpq	$512, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_plain_try4_128
+	cmpq	$224, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_plain_try4_128
 	testq	$31, %r9
-	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_128
+	jne	.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned8_128
+.Laesgen_gfni512_face_r2_xor_stream_plain_fast8_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -2825,8 +4423,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next8_128
-.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_128:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top128
+.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned8_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -3541,733 +5139,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next8_128
-.Laesgen_gfni512_face_r2_xor_stream_spent_next8_128:
-	addq	$32, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_top128
-	cmpq	$512, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_top128
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again8_128
-.Laesgen_gfni512_face_r2_xor_stream_try4_128:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top128
+.Laesgen_gfni512_face_r2_xor_stream_plain_try4_128:
 	cmpq	$256, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_128
+	jb	.Laesgen_gfni512_face_r2_xor_stream_plain_try2_128
 	cmpq	$240, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_try2_128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni512_face_r2_xor_stream_fill4_128
-.Laesgen_gfni512_face_r2_xor_stream_fast4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	368(%rdi), %zmm19
-	vpxorq	(%r9), %zmm19, %zmm16
-	vpxorq	64(%r9), %zmm19, %zmm17
-	vpxorq	128(%r9), %zmm19, %zmm18
-	vpxorq	192(%r9), %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm3, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm4, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm5, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm6, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm7, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm8, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm9, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
-	vpxorq	%zmm10, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm17
-	vpxorq	%zmm10, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm19
-	vpxorq	%zmm10, %zmm19, %zmm19
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
-	vpxorq	64(%rdx), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 64(%rsi)
-	vpxorq	128(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 128(%rsi)
-	vpxorq	192(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 192(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
-.Laesgen_gfni512_face_r2_xor_stream_fill4_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	16(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$15, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_2
-	movq	$0xffff, 344(%rdi)
-	addq	$16, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast4_128
-.Laesgen_gfni512_face_r2_xor_stream_outside_run_2:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_spent4_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	368(%rdi), %zmm20
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vshufi32x4	$0, %zmm16, %zmm16, %zmm19
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm16
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm17
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm19, %zmm18
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm19, %zmm19
-	vpxorq	%zmm0, %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm21
-	vpshufb	%zmm13, %zmm16, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm15, %zmm21, %zmm16
-	vpshufb	%zmm14, %zmm21, %zmm21
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm21, %zmm22, %zmm16
-	vpxorq	%zmm1, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm21
-	vpshufb	%zmm13, %zmm17, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm15, %zmm21, %zmm17
-	vpshufb	%zmm14, %zmm21, %zmm21
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm21, %zmm22, %zmm17
-	vpxorq	%zmm1, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm21
-	vpshufb	%zmm13, %zmm18, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm15, %zmm21, %zmm18
-	vpshufb	%zmm14, %zmm21, %zmm21
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm21, %zmm22, %zmm18
-	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm21
-	vpshufb	%zmm13, %zmm19, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm15, %zmm21, %zmm19
-	vpshufb	%zmm14, %zmm21, %zmm21
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm21, %zmm22, %zmm19
-	vpxorq	%zmm1, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm21
-	vpshufb	%zmm13, %zmm16, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm15, %zmm21, %zmm16
-	vpshufb	%zmm14, %zmm21, %zmm21
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm21, %zmm22, %zmm16
-	vpxorq	%zmm2, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm21
-	vpshufb	%zmm13, %zmm17, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm15, %zmm21, %zmm17
-	vpshufb	%zmm14, %zmm21, %zmm21
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm21, %zmm22, %zmm17
-	vpxorq	%zmm2, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm21
-	vpshufb	%zmm13, %zmm18, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm15, %zmm21, %zmm18
-	vpshufb	%zmm14, %zmm21, %zmm21
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm21, %zmm22, %zmm18
-	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm21
-	vpshufb	%zmm13, %zmm19, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm15, %zmm21, %zmm19
-	vpshufb	%zmm14, %zmm21, %zmm21
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm21, %zmm22, %zmm19
-	vpxorq	%zmm2, %zmm19, %zmm19
-	vpxorq	%zmm20, %zmm16, %zmm21
-	vmovdqu64	%zmm21, (%r10)
-	vpxorq	%zmm20, %zmm17, %zmm21
-	vmovdqu64	%zmm21, 64(%r10)
-	vpxorq	%zmm20, %zmm18, %zmm21
-	vmovdqu64	%zmm21, 128(%r10)
-	vpxorq	%zmm20, %zmm19, %zmm21
-	vmovdqu64	%zmm21, 192(%r10)
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm3, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm4, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm5, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm6, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm7, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm8, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
-	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm9, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
-	vpxorq	%zmm10, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm17
-	vpxorq	%zmm10, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm19
-	vpxorq	%zmm10, %zmm19, %zmm19
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_2
-	addq	$16, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_2
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni512_face_r2_xor_stream_run_grown_2:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_2
-.Laesgen_gfni512_face_r2_xor_stream_run_restart_2:
-	movq	%r9, 328(%rdi)
-	movq	$16, 336(%rdi)
-.Laesgen_gfni512_face_r2_xor_stream_run_done_2:
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
-	vpxorq	64(%rdx), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 64(%rsi)
-	vpxorq	128(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 128(%rsi)
-	vpxorq	192(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 192(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
-.Laesgen_gfni512_face_r2_xor_stream_spent4_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$16, %r10
-.Laesgen_gfni512_face_r2_xor_stream_spent_again4_128:
+	ja	.Laesgen_gfni512_face_r2_xor_stream_plain_try2_128
 	testq	$15, %r9
-	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_128
+	jne	.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned4_128
+.Laesgen_gfni512_face_r2_xor_stream_plain_fast4_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -4627,8 +5507,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next4_128
-.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_128:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top128
+.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned4_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -4991,415 +5871,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next4_128
-.Laesgen_gfni512_face_r2_xor_stream_spent_next4_128:
-	addq	$16, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_top128
-	cmpq	$256, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_top128
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again4_128
-.Laesgen_gfni512_face_r2_xor_stream_try2_128:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top128
+.Laesgen_gfni512_face_r2_xor_stream_plain_try2_128:
 	cmpq	$128, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_128
+	jb	.Laesgen_gfni512_face_r2_xor_stream_plain_try1_128
 	cmpq	$248, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_try1_128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni512_face_r2_xor_stream_fill2_128
-.Laesgen_gfni512_face_r2_xor_stream_fast2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	368(%rdi), %zmm17
-	vpxorq	(%r9), %zmm17, %zmm16
-	vpxorq	64(%r9), %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm3, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm4, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm5, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm6, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm7, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm8, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm9, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
-	vpxorq	%zmm10, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm17
-	vpxorq	%zmm10, %zmm17, %zmm17
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
-	vpxorq	64(%rdx), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 64(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
-.Laesgen_gfni512_face_r2_xor_stream_fill2_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	8(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$7, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_3
-	movq	$0xffff, 344(%rdi)
-	addq	$8, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast2_128
-.Laesgen_gfni512_face_r2_xor_stream_outside_run_3:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_spent2_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	368(%rdi), %zmm18
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vshufi32x4	$0, %zmm16, %zmm16, %zmm17
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm17, %zmm16
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm19
-	vpshufb	%zmm13, %zmm16, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm15, %zmm19, %zmm16
-	vpshufb	%zmm14, %zmm19, %zmm19
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm19, %zmm20, %zmm16
-	vpxorq	%zmm1, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm19
-	vpshufb	%zmm13, %zmm17, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm15, %zmm19, %zmm17
-	vpshufb	%zmm14, %zmm19, %zmm19
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm20, %zmm17
-	vpxorq	%zmm1, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm19
-	vpshufb	%zmm13, %zmm16, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm15, %zmm19, %zmm16
-	vpshufb	%zmm14, %zmm19, %zmm19
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm19, %zmm20, %zmm16
-	vpxorq	%zmm2, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm19
-	vpshufb	%zmm13, %zmm17, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm15, %zmm19, %zmm17
-	vpshufb	%zmm14, %zmm19, %zmm19
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm19, %zmm20, %zmm17
-	vpxorq	%zmm2, %zmm17, %zmm17
-	vpxorq	%zmm18, %zmm16, %zmm19
-	vmovdqu64	%zmm19, (%r10)
-	vpxorq	%zmm18, %zmm17, %zmm19
-	vmovdqu64	%zmm19, 64(%r10)
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm3, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm4, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm5, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm6, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm7, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm8, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm9, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
-	vpxorq	%zmm10, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm17
-	vpxorq	%zmm10, %zmm17, %zmm17
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_3
-	addq	$8, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_3
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni512_face_r2_xor_stream_run_grown_3:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_3
-.Laesgen_gfni512_face_r2_xor_stream_run_restart_3:
-	movq	%r9, 328(%rdi)
-	movq	$8, 336(%rdi)
-.Laesgen_gfni512_face_r2_xor_stream_run_done_3:
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
-	vpxorq	64(%rdx), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 64(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
-.Laesgen_gfni512_face_r2_xor_stream_spent2_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_gfni512_face_r2_xor_stream_spent_again2_128:
+	ja	.Laesgen_gfni512_face_r2_xor_stream_plain_try1_128
 	testq	$7, %r9
-	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_128
+	jne	.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned2_128
+.Laesgen_gfni512_face_r2_xor_stream_plain_fast2_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -5585,8 +6065,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next2_128
-.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_128:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top128
+.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned2_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -5773,256 +6253,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next2_128
-.Laesgen_gfni512_face_r2_xor_stream_spent_next2_128:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_top128
-	cmpq	$128, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_top128
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again2_128
-.Laesgen_gfni512_face_r2_xor_stream_try1_128:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top128
+.Laesgen_gfni512_face_r2_xor_stream_plain_try1_128:
 	cmpq	$64, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_single128
+	jb	.Laesgen_gfni512_face_r2_xor_stream_plain_single128
 	cmpq	$252, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_single128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni512_face_r2_xor_stream_fill1_128
-.Laesgen_gfni512_face_r2_xor_stream_fast1_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	368(%rdi), %zmm16
-	vpxorq	(%r9), %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
-	vpxorq	%zmm10, %zmm16, %zmm16
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
-.Laesgen_gfni512_face_r2_xor_stream_fill1_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_4
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast1_128
-.Laesgen_gfni512_face_r2_xor_stream_outside_run_4:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_spent1_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	368(%rdi), %zmm17
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm18
-	vpunpcklqdq	%xmm18, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm1, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm2, %zmm16, %zmm16
-	vpxorq	%zmm17, %zmm16, %zmm17
-	vmovdqu64	%zmm17, (%r10)
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
-	vpxorq	%zmm10, %zmm16, %zmm16
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_4
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_4
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni512_face_r2_xor_stream_run_grown_4:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_4
-.Laesgen_gfni512_face_r2_xor_stream_run_restart_4:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_gfni512_face_r2_xor_stream_run_done_4:
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
-.Laesgen_gfni512_face_r2_xor_stream_spent1_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_gfni512_face_r2_xor_stream_spent_again1_128:
+	ja	.Laesgen_gfni512_face_r2_xor_stream_plain_single128
 	testq	$3, %r9
-	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_128
+	jne	.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned1_128
+.Laesgen_gfni512_face_r2_xor_stream_plain_fast1_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -6121,8 +6360,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next1_128
-.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_128:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top128
+.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned1_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -6221,276 +6460,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next1_128
-.Laesgen_gfni512_face_r2_xor_stream_spent_next1_128:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_top128
-	cmpq	$64, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_top128
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again1_128
-.Laesgen_gfni512_face_r2_xor_stream_single128:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni512_face_r2_xor_stream_single_fill128
-.Laesgen_gfni512_face_r2_xor_stream_single_fast128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa64	368(%rdi), %xmm16
-	vpxorq	(%r9), %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
-.Laesgen_gfni512_face_r2_xor_stream_partial:
-	vmovdqa64	%xmm16, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni512_face_r2_xor_stream_partial_byte:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_end128
-.Laesgen_gfni512_face_r2_xor_stream_single_fill128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_5
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_single_fast128
-.Laesgen_gfni512_face_r2_xor_stream_outside_run_5:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_single_spent128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa64	368(%rdi), %xmm17
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm18
-	vpunpcklqdq	%xmm18, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vmovdqa64	%xmm16, %xmm16
-	vpxorq	%xmm0, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm1, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vpxorq	%xmm17, %xmm16, %xmm17
-	vmovdqa64	%xmm17, (%r10)
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_5
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_5
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni512_face_r2_xor_stream_run_grown_5:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_5
-.Laesgen_gfni512_face_r2_xor_stream_run_restart_5:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_gfni512_face_r2_xor_stream_run_done_5:
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_2
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
-.Laesgen_gfni512_face_r2_xor_stream_partial_2:
-	vmovdqa64	%xmm16, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni512_face_r2_xor_stream_partial_byte_2:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_2
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_end128
-.Laesgen_gfni512_face_r2_xor_stream_single_spent128:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top128
+.Laesgen_gfni512_face_r2_xor_stream_plain_single128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -6590,7 +6561,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top128
 .Laesgen_gfni512_face_r2_xor_stream_partial_3:
 	vmovdqa64	%xmm16, 272(%rdi)
 	addq	$1, %rax
@@ -6603,10 +6574,13 @@ aesgen_gfni512_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_3
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_end128
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_end128
+.Laesgen_gfni512_face_r2_xor_stream_plain_end128:
+	movq	%r11, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top128
 .Laesgen_gfni512_face_r2_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -7416,7 +7390,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast8_192
 .Laesgen_gfni512_face_r2_xor_stream_outside_run_6:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_spent8_192
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain192
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -8317,18 +8291,1904 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
-.Laesgen_gfni512_face_r2_xor_stream_spent8_192:
+.Laesgen_gfni512_face_r2_xor_stream_try4_192:
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_192
+	cmpq	$240, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try2_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill4_192
+.Laesgen_gfni512_face_r2_xor_stream_fast4_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm21
+	vpxorq	(%r9), %zmm21, %zmm18
+	vpxorq	64(%r9), %zmm21, %zmm19
+	vpxorq	128(%r9), %zmm21, %zmm20
+	vpxorq	192(%r9), %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	vpxorq	128(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 128(%rsi)
+	vpxorq	192(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_fill4_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast4_192
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	368(%rdi), %zmm22
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm21
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm18
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm19
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm21, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm23
+	vpshufb	%zmm15, %zmm18, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm18
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm23
+	vpshufb	%zmm15, %zmm19, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm19
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm23
+	vpshufb	%zmm15, %zmm20, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm20
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm24, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm23
+	vpshufb	%zmm15, %zmm21, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm21
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm23, %zmm24, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm23
+	vpshufb	%zmm15, %zmm18, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm18
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm23
+	vpshufb	%zmm15, %zmm19, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm19
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm23
+	vpshufb	%zmm15, %zmm20, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm20
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm24, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm23
+	vpshufb	%zmm15, %zmm21, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm17, %zmm23, %zmm21
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm23, %zmm24, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm22, %zmm18, %zmm23
+	vmovdqu64	%zmm23, (%r10)
+	vpxorq	%zmm22, %zmm19, %zmm23
+	vmovdqu64	%zmm23, 64(%r10)
+	vpxorq	%zmm22, %zmm20, %zmm23
+	vmovdqu64	%zmm23, 128(%r10)
+	vpxorq	%zmm22, %zmm21, %zmm23
+	vmovdqu64	%zmm23, 192(%r10)
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm22
+	vpshufb	%zmm15, %zmm18, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm18
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm22
+	vpshufb	%zmm15, %zmm19, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm19
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm22, %zmm23, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm22
+	vpshufb	%zmm15, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm20
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm22
+	vpshufb	%zmm15, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm17, %zmm22, %zmm21
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
+	vpshufb	%zmm14, %zmm20, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
+	vpshufb	%zmm14, %zmm21, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_7
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r2_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_7
+.Laesgen_gfni512_face_r2_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_gfni512_face_r2_xor_stream_run_done_7:
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	vpxorq	128(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 128(%rsi)
+	vpxorq	192(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_try2_192:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_192
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try1_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill2_192
+.Laesgen_gfni512_face_r2_xor_stream_fast2_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm19
+	vpxorq	(%r9), %zmm19, %zmm18
+	vpxorq	64(%r9), %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_fill2_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast2_192
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	368(%rdi), %zmm20
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm19
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm18
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm19
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm21
+	vpshufb	%zmm15, %zmm18, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm17, %zmm21, %zmm18
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm22, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm21
+	vpshufb	%zmm15, %zmm19, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm17, %zmm21, %zmm19
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm22, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm21
+	vpshufb	%zmm15, %zmm18, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm17, %zmm21, %zmm18
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm21, %zmm22, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm21
+	vpshufb	%zmm15, %zmm19, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm17, %zmm21, %zmm19
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm21, %zmm22, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vpxorq	%zmm20, %zmm18, %zmm21
+	vmovdqu64	%zmm21, (%r10)
+	vpxorq	%zmm20, %zmm19, %zmm21
+	vmovdqu64	%zmm21, 64(%r10)
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm20
+	vpshufb	%zmm15, %zmm19, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm19
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm19, %zmm19
+	vpternlogd	$150, %zmm20, %zmm21, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
+	vpshufb	%zmm14, %zmm19, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_8
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r2_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_8
+.Laesgen_gfni512_face_r2_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni512_face_r2_xor_stream_run_done_8:
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	vpxorq	64(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_try1_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_single192
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_single192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill1_192
+.Laesgen_gfni512_face_r2_xor_stream_fast1_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm18
+	vpxorq	(%r9), %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_fill1_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_9
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast1_192
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_9:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	368(%rdi), %zmm19
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm20
+	vpunpcklqdq	%xmm20, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm20
+	vpshufb	%zmm15, %zmm18, %zmm21
+	vpxorq	%zmm21, %zmm20, %zmm20
+	vgf2p8mulb	%zmm17, %zmm20, %zmm18
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm20, %zmm21, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vpxorq	%zmm19, %zmm18, %zmm19
+	vmovdqu64	%zmm19, (%r10)
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm19
+	vpshufb	%zmm15, %zmm18, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm17, %zmm19, %zmm18
+	vpshufb	%zmm16, %zmm19, %zmm19
+	vmovdqa64	%zmm18, %zmm18
+	vpternlogd	$150, %zmm19, %zmm20, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
+	vpshufb	%zmm14, %zmm18, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_9
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r2_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_9
+.Laesgen_gfni512_face_r2_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni512_face_r2_xor_stream_run_done_9:
+	vpxorq	(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_single192:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_single_fill192
+.Laesgen_gfni512_face_r2_xor_stream_single_fast192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm18
+	vpxorq	(%r9), %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_4
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_partial_4:
+	vmovdqa64	%xmm18, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni512_face_r2_xor_stream_partial_byte_4:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_4
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_end192
+.Laesgen_gfni512_face_r2_xor_stream_single_fill192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_single_fast192
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa64	368(%rdi), %xmm19
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm20
+	vpunpcklqdq	%xmm20, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm18, %xmm19
+	vmovdqa64	%xmm19, (%r10)
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_10
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r2_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_10
+.Laesgen_gfni512_face_r2_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni512_face_r2_xor_stream_run_done_10:
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_5
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+.Laesgen_gfni512_face_r2_xor_stream_partial_5:
+	vmovdqa64	%xmm18, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni512_face_r2_xor_stream_partial_byte_5:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_5
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_end192
+.Laesgen_gfni512_face_r2_xor_stream_plain192:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$32, %r10
-.Laesgen_gfni512_face_r2_xor_stream_spent_again8_192:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_gfni512_face_r2_xor_stream_plain_top192:
+	testq	%rcx, %rcx
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain_end192
+	movzbl	%al, %r9d
+	cmpq	$512, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_plain_try4_192
+	cmpq	$224, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_plain_try4_192
 	testq	$31, %r9
-	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_192
+	jne	.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned8_192
+.Laesgen_gfni512_face_r2_xor_stream_plain_fast8_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -9180,8 +11040,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next8_192
-.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_192:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top192
+.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned8_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -10040,877 +11900,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next8_192
-.Laesgen_gfni512_face_r2_xor_stream_spent_next8_192:
-	addq	$32, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_top192
-	cmpq	$512, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_top192
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again8_192
-.Laesgen_gfni512_face_r2_xor_stream_try4_192:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top192
+.Laesgen_gfni512_face_r2_xor_stream_plain_try4_192:
 	cmpq	$256, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_192
+	jb	.Laesgen_gfni512_face_r2_xor_stream_plain_try2_192
 	cmpq	$240, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_try2_192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni512_face_r2_xor_stream_fill4_192
-.Laesgen_gfni512_face_r2_xor_stream_fast4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	368(%rdi), %zmm21
-	vpxorq	(%r9), %zmm21, %zmm18
-	vpxorq	64(%r9), %zmm21, %zmm19
-	vpxorq	128(%r9), %zmm21, %zmm20
-	vpxorq	192(%r9), %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm10, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm11, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vpxorq	%zmm12, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm19
-	vpxorq	%zmm12, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm21
-	vpxorq	%zmm12, %zmm21, %zmm21
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
-	vpxorq	64(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 64(%rsi)
-	vpxorq	128(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 128(%rsi)
-	vpxorq	192(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 192(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
-.Laesgen_gfni512_face_r2_xor_stream_fill4_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	16(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$15, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_7
-	movq	$0xffff, 344(%rdi)
-	addq	$16, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast4_192
-.Laesgen_gfni512_face_r2_xor_stream_outside_run_7:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_spent4_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	368(%rdi), %zmm22
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vshufi32x4	$0, %zmm18, %zmm18, %zmm21
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm18
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm19
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm21, %zmm20
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm21, %zmm21
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm19, %zmm19
-	vpxorq	%zmm0, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm23
-	vpshufb	%zmm15, %zmm18, %zmm24
-	vpxorq	%zmm24, %zmm23, %zmm23
-	vgf2p8mulb	%zmm17, %zmm23, %zmm18
-	vpshufb	%zmm16, %zmm23, %zmm23
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm23, %zmm24, %zmm18
-	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm23
-	vpshufb	%zmm15, %zmm19, %zmm24
-	vpxorq	%zmm24, %zmm23, %zmm23
-	vgf2p8mulb	%zmm17, %zmm23, %zmm19
-	vpshufb	%zmm16, %zmm23, %zmm23
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm23, %zmm24, %zmm19
-	vpxorq	%zmm1, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm23
-	vpshufb	%zmm15, %zmm20, %zmm24
-	vpxorq	%zmm24, %zmm23, %zmm23
-	vgf2p8mulb	%zmm17, %zmm23, %zmm20
-	vpshufb	%zmm16, %zmm23, %zmm23
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm23, %zmm24, %zmm20
-	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm23
-	vpshufb	%zmm15, %zmm21, %zmm24
-	vpxorq	%zmm24, %zmm23, %zmm23
-	vgf2p8mulb	%zmm17, %zmm23, %zmm21
-	vpshufb	%zmm16, %zmm23, %zmm23
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm23, %zmm24, %zmm21
-	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm23
-	vpshufb	%zmm15, %zmm18, %zmm24
-	vpxorq	%zmm24, %zmm23, %zmm23
-	vgf2p8mulb	%zmm17, %zmm23, %zmm18
-	vpshufb	%zmm16, %zmm23, %zmm23
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm23, %zmm24, %zmm18
-	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm23
-	vpshufb	%zmm15, %zmm19, %zmm24
-	vpxorq	%zmm24, %zmm23, %zmm23
-	vgf2p8mulb	%zmm17, %zmm23, %zmm19
-	vpshufb	%zmm16, %zmm23, %zmm23
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm23, %zmm24, %zmm19
-	vpxorq	%zmm2, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm23
-	vpshufb	%zmm15, %zmm20, %zmm24
-	vpxorq	%zmm24, %zmm23, %zmm23
-	vgf2p8mulb	%zmm17, %zmm23, %zmm20
-	vpshufb	%zmm16, %zmm23, %zmm23
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm23, %zmm24, %zmm20
-	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm23
-	vpshufb	%zmm15, %zmm21, %zmm24
-	vpxorq	%zmm24, %zmm23, %zmm23
-	vgf2p8mulb	%zmm17, %zmm23, %zmm21
-	vpshufb	%zmm16, %zmm23, %zmm23
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm23, %zmm24, %zmm21
-	vpxorq	%zmm2, %zmm21, %zmm21
-	vpxorq	%zmm22, %zmm18, %zmm23
-	vmovdqu64	%zmm23, (%r10)
-	vpxorq	%zmm22, %zmm19, %zmm23
-	vmovdqu64	%zmm23, 64(%r10)
-	vpxorq	%zmm22, %zmm20, %zmm23
-	vmovdqu64	%zmm23, 128(%r10)
-	vpxorq	%zmm22, %zmm21, %zmm23
-	vmovdqu64	%zmm23, 192(%r10)
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm10, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
-	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm11, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vpxorq	%zmm12, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm19
-	vpxorq	%zmm12, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm21
-	vpxorq	%zmm12, %zmm21, %zmm21
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_7
-	addq	$16, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_7
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni512_face_r2_xor_stream_run_grown_7:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_7
-.Laesgen_gfni512_face_r2_xor_stream_run_restart_7:
-	movq	%r9, 328(%rdi)
-	movq	$16, 336(%rdi)
-.Laesgen_gfni512_face_r2_xor_stream_run_done_7:
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
-	vpxorq	64(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 64(%rsi)
-	vpxorq	128(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 128(%rsi)
-	vpxorq	192(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 192(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
-.Laesgen_gfni512_face_r2_xor_stream_spent4_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$16, %r10
-.Laesgen_gfni512_face_r2_xor_stream_spent_again4_192:
+	ja	.Laesgen_gfni512_face_r2_xor_stream_plain_try2_192
 	testq	$15, %r9
-	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_192
+	jne	.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned4_192
+.Laesgen_gfni512_face_r2_xor_stream_plain_fast4_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -11342,8 +12340,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next4_192
-.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_192:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top192
+.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned4_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -11778,487 +12776,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next4_192
-.Laesgen_gfni512_face_r2_xor_stream_spent_next4_192:
-	addq	$16, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_top192
-	cmpq	$256, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_top192
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again4_192
-.Laesgen_gfni512_face_r2_xor_stream_try2_192:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top192
+.Laesgen_gfni512_face_r2_xor_stream_plain_try2_192:
 	cmpq	$128, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_192
+	jb	.Laesgen_gfni512_face_r2_xor_stream_plain_try1_192
 	cmpq	$248, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_try1_192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni512_face_r2_xor_stream_fill2_192
-.Laesgen_gfni512_face_r2_xor_stream_fast2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	368(%rdi), %zmm19
-	vpxorq	(%r9), %zmm19, %zmm18
-	vpxorq	64(%r9), %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm10, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm11, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vpxorq	%zmm12, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm19
-	vpxorq	%zmm12, %zmm19, %zmm19
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
-	vpxorq	64(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 64(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
-.Laesgen_gfni512_face_r2_xor_stream_fill2_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	8(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$7, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_8
-	movq	$0xffff, 344(%rdi)
-	addq	$8, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast2_192
-.Laesgen_gfni512_face_r2_xor_stream_outside_run_8:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_spent2_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	368(%rdi), %zmm20
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vshufi32x4	$0, %zmm18, %zmm18, %zmm19
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm18
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm19
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm21
-	vpshufb	%zmm15, %zmm18, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm17, %zmm21, %zmm18
-	vpshufb	%zmm16, %zmm21, %zmm21
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm21, %zmm22, %zmm18
-	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm21
-	vpshufb	%zmm15, %zmm19, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm17, %zmm21, %zmm19
-	vpshufb	%zmm16, %zmm21, %zmm21
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm21, %zmm22, %zmm19
-	vpxorq	%zmm1, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm21
-	vpshufb	%zmm15, %zmm18, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm17, %zmm21, %zmm18
-	vpshufb	%zmm16, %zmm21, %zmm21
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm21, %zmm22, %zmm18
-	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm21
-	vpshufb	%zmm15, %zmm19, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm17, %zmm21, %zmm19
-	vpshufb	%zmm16, %zmm21, %zmm21
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm21, %zmm22, %zmm19
-	vpxorq	%zmm2, %zmm19, %zmm19
-	vpxorq	%zmm20, %zmm18, %zmm21
-	vmovdqu64	%zmm21, (%r10)
-	vpxorq	%zmm20, %zmm19, %zmm21
-	vmovdqu64	%zmm21, 64(%r10)
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm10, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm11, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vpxorq	%zmm12, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm19
-	vpxorq	%zmm12, %zmm19, %zmm19
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_8
-	addq	$8, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_8
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni512_face_r2_xor_stream_run_grown_8:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_8
-.Laesgen_gfni512_face_r2_xor_stream_run_restart_8:
-	movq	%r9, 328(%rdi)
-	movq	$8, 336(%rdi)
-.Laesgen_gfni512_face_r2_xor_stream_run_done_8:
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
-	vpxorq	64(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 64(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
-.Laesgen_gfni512_face_r2_xor_stream_spent2_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_gfni512_face_r2_xor_stream_spent_again2_192:
+	ja	.Laesgen_gfni512_face_r2_xor_stream_plain_try1_192
 	testq	$7, %r9
-	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_192
+	jne	.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned2_192
+.Laesgen_gfni512_face_r2_xor_stream_plain_fast2_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -12480,8 +13006,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next2_192
-.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_192:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top192
+.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned2_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -12704,292 +13230,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next2_192
-.Laesgen_gfni512_face_r2_xor_stream_spent_next2_192:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_top192
-	cmpq	$128, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_top192
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again2_192
-.Laesgen_gfni512_face_r2_xor_stream_try1_192:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top192
+.Laesgen_gfni512_face_r2_xor_stream_plain_try1_192:
 	cmpq	$64, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_single192
+	jb	.Laesgen_gfni512_face_r2_xor_stream_plain_single192
 	cmpq	$252, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_single192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni512_face_r2_xor_stream_fill1_192
-.Laesgen_gfni512_face_r2_xor_stream_fast1_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	368(%rdi), %zmm18
-	vpxorq	(%r9), %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vpxorq	%zmm12, %zmm18, %zmm18
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
-.Laesgen_gfni512_face_r2_xor_stream_fill1_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_9
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast1_192
-.Laesgen_gfni512_face_r2_xor_stream_outside_run_9:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_spent1_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	368(%rdi), %zmm19
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm20
-	vpunpcklqdq	%xmm20, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm2, %zmm18, %zmm18
-	vpxorq	%zmm19, %zmm18, %zmm19
-	vmovdqu64	%zmm19, (%r10)
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vpxorq	%zmm12, %zmm18, %zmm18
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_9
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_9
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni512_face_r2_xor_stream_run_grown_9:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_9
-.Laesgen_gfni512_face_r2_xor_stream_run_restart_9:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_gfni512_face_r2_xor_stream_run_done_9:
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
-.Laesgen_gfni512_face_r2_xor_stream_spent1_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_gfni512_face_r2_xor_stream_spent_again1_192:
+	ja	.Laesgen_gfni512_face_r2_xor_stream_plain_single192
 	testq	$3, %r9
-	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_192
+	jne	.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned1_192
+.Laesgen_gfni512_face_r2_xor_stream_plain_fast1_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -13106,8 +13355,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next1_192
-.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_192:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top192
+.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned1_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -13224,312 +13473,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next1_192
-.Laesgen_gfni512_face_r2_xor_stream_spent_next1_192:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_top192
-	cmpq	$64, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_top192
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again1_192
-.Laesgen_gfni512_face_r2_xor_stream_single192:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni512_face_r2_xor_stream_single_fill192
-.Laesgen_gfni512_face_r2_xor_stream_single_fast192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa64	368(%rdi), %xmm18
-	vpxorq	(%r9), %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_4
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
-.Laesgen_gfni512_face_r2_xor_stream_partial_4:
-	vmovdqa64	%xmm18, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni512_face_r2_xor_stream_partial_byte_4:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_4
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_end192
-.Laesgen_gfni512_face_r2_xor_stream_single_fill192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_10
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_single_fast192
-.Laesgen_gfni512_face_r2_xor_stream_outside_run_10:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_single_spent192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa64	368(%rdi), %xmm19
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm20
-	vpunpcklqdq	%xmm20, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vmovdqa64	%xmm18, %xmm18
-	vpxorq	%xmm0, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vpxorq	%xmm19, %xmm18, %xmm19
-	vmovdqa64	%xmm19, (%r10)
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_10
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_10
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni512_face_r2_xor_stream_run_grown_10:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_10
-.Laesgen_gfni512_face_r2_xor_stream_run_restart_10:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_gfni512_face_r2_xor_stream_run_done_10:
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_5
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
-.Laesgen_gfni512_face_r2_xor_stream_partial_5:
-	vmovdqa64	%xmm18, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni512_face_r2_xor_stream_partial_byte_5:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_5
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_end192
-.Laesgen_gfni512_face_r2_xor_stream_single_spent192:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top192
+.Laesgen_gfni512_face_r2_xor_stream_plain_single192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -13647,7 +13592,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top192
 .Laesgen_gfni512_face_r2_xor_stream_partial_6:
 	vmovdqa64	%xmm18, 272(%rdi)
 	addq	$1, %rax
@@ -13660,10 +13605,13 @@ aesgen_gfni512_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_6
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_end192
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_end192
+.Laesgen_gfni512_face_r2_xor_stream_plain_end192:
+	movq	%r11, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top192
 .Laesgen_gfni512_face_r2_xor_stream_end192:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -14619,7 +14567,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast8_256
 .Laesgen_gfni512_face_r2_xor_stream_outside_run_11:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_spent8_256
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain256
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -15664,18 +15612,2192 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
-.Laesgen_gfni512_face_r2_xor_stream_spent8_256:
+.Laesgen_gfni512_face_r2_xor_stream_try4_256:
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_256
+	cmpq	$240, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try2_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill4_256
+.Laesgen_gfni512_face_r2_xor_stream_fast4_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm23
+	vpxorq	(%r9), %zmm23, %zmm20
+	vpxorq	64(%r9), %zmm23, %zmm21
+	vpxorq	128(%r9), %zmm23, %zmm22
+	vpxorq	192(%r9), %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm11, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm11, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm12, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm13, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm13, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vpxorq	%zmm14, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vpxorq	%zmm14, %zmm23, %zmm23
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	vpxorq	128(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 128(%rsi)
+	vpxorq	192(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_fill4_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast4_256
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	368(%rdi), %zmm24
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm23
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm23, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm23, %zmm21
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm23, %zmm22
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm23, %zmm23
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm25
+	vpshufb	%zmm17, %zmm20, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm20
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm25
+	vpshufb	%zmm17, %zmm21, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm21
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm25
+	vpshufb	%zmm17, %zmm22, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm22
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm25, %zmm26, %zmm22
+	vpxorq	%zmm1, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm25
+	vpshufb	%zmm17, %zmm23, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm23
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm25, %zmm26, %zmm23
+	vpxorq	%zmm1, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm25
+	vpshufb	%zmm17, %zmm20, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm20
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm25
+	vpshufb	%zmm17, %zmm21, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm21
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm25
+	vpshufb	%zmm17, %zmm22, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm22
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm25, %zmm26, %zmm22
+	vpxorq	%zmm2, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm25
+	vpshufb	%zmm17, %zmm23, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm19, %zmm25, %zmm23
+	vpshufb	%zmm18, %zmm25, %zmm25
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm25, %zmm26, %zmm23
+	vpxorq	%zmm2, %zmm23, %zmm23
+	vpxorq	%zmm24, %zmm20, %zmm25
+	vmovdqu64	%zmm25, (%r10)
+	vpxorq	%zmm24, %zmm21, %zmm25
+	vmovdqu64	%zmm25, 64(%r10)
+	vpxorq	%zmm24, %zmm22, %zmm25
+	vmovdqu64	%zmm25, 128(%r10)
+	vpxorq	%zmm24, %zmm23, %zmm25
+	vmovdqu64	%zmm25, 192(%r10)
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm3, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm3, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm4, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm4, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm5, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm5, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm6, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm6, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm7, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm7, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm8, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm8, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm9, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm10, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm10, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm11, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm11, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm12, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm12, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm24
+	vpshufb	%zmm17, %zmm20, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm20
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm24
+	vpshufb	%zmm17, %zmm21, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm21
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm24, %zmm25, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm24
+	vpshufb	%zmm17, %zmm22, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm22
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm22, %zmm22
+	vpternlogd	$150, %zmm24, %zmm25, %zmm22
+	vpxorq	%zmm13, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm24
+	vpshufb	%zmm17, %zmm23, %zmm25
+	vpxorq	%zmm25, %zmm24, %zmm24
+	vgf2p8mulb	%zmm19, %zmm24, %zmm23
+	vpshufb	%zmm18, %zmm24, %zmm24
+	vmovdqa64	%zmm23, %zmm23
+	vpternlogd	$150, %zmm24, %zmm25, %zmm23
+	vpxorq	%zmm13, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
+	vpshufb	%zmm16, %zmm22, %zmm22
+	vpxorq	%zmm14, %zmm22, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
+	vpshufb	%zmm16, %zmm23, %zmm23
+	vpxorq	%zmm14, %zmm23, %zmm23
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_12
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r2_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_12
+.Laesgen_gfni512_face_r2_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_gfni512_face_r2_xor_stream_run_done_12:
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	vpxorq	128(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 128(%rsi)
+	vpxorq	192(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_try2_256:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_256
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_try1_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill2_256
+.Laesgen_gfni512_face_r2_xor_stream_fast2_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm21
+	vpxorq	(%r9), %zmm21, %zmm20
+	vpxorq	64(%r9), %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_fill2_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_13
+	movq	$0xffff, 344(%rdi)
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast2_256
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_13:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	368(%rdi), %zmm22
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm21
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm21
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm23
+	vpshufb	%zmm17, %zmm20, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm19, %zmm23, %zmm20
+	vpshufb	%zmm18, %zmm23, %zmm23
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm24, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm23
+	vpshufb	%zmm17, %zmm21, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm19, %zmm23, %zmm21
+	vpshufb	%zmm18, %zmm23, %zmm23
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm23, %zmm24, %zmm21
+	vpxorq	%zmm1, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm23
+	vpshufb	%zmm17, %zmm20, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm19, %zmm23, %zmm20
+	vpshufb	%zmm18, %zmm23, %zmm23
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm23, %zmm24, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm23
+	vpshufb	%zmm17, %zmm21, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm19, %zmm23, %zmm21
+	vpshufb	%zmm18, %zmm23, %zmm23
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm23, %zmm24, %zmm21
+	vpxorq	%zmm2, %zmm21, %zmm21
+	vpxorq	%zmm22, %zmm20, %zmm23
+	vmovdqu64	%zmm23, (%r10)
+	vpxorq	%zmm22, %zmm21, %zmm23
+	vmovdqu64	%zmm23, 64(%r10)
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm3, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm4, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm5, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm6, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm7, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm8, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm9, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm10, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm12, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm22
+	vpshufb	%zmm17, %zmm21, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm21
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm21, %zmm21
+	vpternlogd	$150, %zmm22, %zmm23, %zmm21
+	vpxorq	%zmm13, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
+	vpshufb	%zmm16, %zmm21, %zmm21
+	vpxorq	%zmm14, %zmm21, %zmm21
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_13
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_13
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r2_xor_stream_run_grown_13:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_13
+.Laesgen_gfni512_face_r2_xor_stream_run_restart_13:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni512_face_r2_xor_stream_run_done_13:
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	vpxorq	64(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_try1_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_single256
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_single256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_fill1_256
+.Laesgen_gfni512_face_r2_xor_stream_fast1_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	368(%rdi), %zmm20
+	vpxorq	(%r9), %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_fill1_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_14
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast1_256
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_14:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	368(%rdi), %zmm21
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm22
+	vpunpcklqdq	%xmm22, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
+	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm1, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm22
+	vpshufb	%zmm17, %zmm20, %zmm23
+	vpxorq	%zmm23, %zmm22, %zmm22
+	vgf2p8mulb	%zmm19, %zmm22, %zmm20
+	vpshufb	%zmm18, %zmm22, %zmm22
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm22, %zmm23, %zmm20
+	vpxorq	%zmm2, %zmm20, %zmm20
+	vpxorq	%zmm21, %zmm20, %zmm21
+	vmovdqu64	%zmm21, (%r10)
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm3, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm4, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm5, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm6, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm7, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm8, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm9, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm10, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm11, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm12, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm21
+	vpshufb	%zmm17, %zmm20, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm19, %zmm21, %zmm20
+	vpshufb	%zmm18, %zmm21, %zmm21
+	vmovdqa64	%zmm20, %zmm20
+	vpternlogd	$150, %zmm21, %zmm22, %zmm20
+	vpxorq	%zmm13, %zmm20, %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
+	vpshufb	%zmm16, %zmm20, %zmm20
+	vpxorq	%zmm14, %zmm20, %zmm20
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_14
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_14
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r2_xor_stream_run_grown_14:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_14
+.Laesgen_gfni512_face_r2_xor_stream_run_restart_14:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni512_face_r2_xor_stream_run_done_14:
+	vpxorq	(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_single256:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni512_face_r2_xor_stream_single_fill256
+.Laesgen_gfni512_face_r2_xor_stream_single_fast256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	368(%rdi), %xmm20
+	vpxorq	(%r9), %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_7
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_partial_7:
+	vmovdqa64	%xmm20, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni512_face_r2_xor_stream_partial_byte_7:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_7
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_end256
+.Laesgen_gfni512_face_r2_xor_stream_single_fill256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_15
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni512_face_r2_xor_stream_single_fast256
+.Laesgen_gfni512_face_r2_xor_stream_outside_run_15:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa64	368(%rdi), %xmm21
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm22
+	vpunpcklqdq	%xmm22, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vmovdqa64	%xmm20, %xmm20
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vpxorq	%xmm21, %xmm20, %xmm21
+	vmovdqa64	%xmm21, (%r10)
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_15
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_15
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni512_face_r2_xor_stream_run_grown_15:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_15
+.Laesgen_gfni512_face_r2_xor_stream_run_restart_15:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni512_face_r2_xor_stream_run_done_15:
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_8
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+.Laesgen_gfni512_face_r2_xor_stream_partial_8:
+	vmovdqa64	%xmm20, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni512_face_r2_xor_stream_partial_byte_8:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_8
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_end256
+.Laesgen_gfni512_face_r2_xor_stream_plain256:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$32, %r10
-.Laesgen_gfni512_face_r2_xor_stream_spent_again8_256:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_gfni512_face_r2_xor_stream_plain_top256:
+	testq	%rcx, %rcx
+	je	.Laesgen_gfni512_face_r2_xor_stream_plain_end256
+	movzbl	%al, %r9d
+	cmpq	$512, %rcx
+	jb	.Laesgen_gfni512_face_r2_xor_stream_plain_try4_256
+	cmpq	$224, %r9
+	ja	.Laesgen_gfni512_face_r2_xor_stream_plain_try4_256
 	testq	$31, %r9
-	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_256
+	jne	.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned8_256
+.Laesgen_gfni512_face_r2_xor_stream_plain_fast8_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -16671,8 +18793,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next8_256
-.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned8_256:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top256
+.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned8_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -17675,1021 +19797,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next8_256
-.Laesgen_gfni512_face_r2_xor_stream_spent_next8_256:
-	addq	$32, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_top256
-	cmpq	$512, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_top256
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again8_256
-.Laesgen_gfni512_face_r2_xor_stream_try4_256:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top256
+.Laesgen_gfni512_face_r2_xor_stream_plain_try4_256:
 	cmpq	$256, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_try2_256
+	jb	.Laesgen_gfni512_face_r2_xor_stream_plain_try2_256
 	cmpq	$240, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_try2_256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni512_face_r2_xor_stream_fill4_256
-.Laesgen_gfni512_face_r2_xor_stream_fast4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	368(%rdi), %zmm23
-	vpxorq	(%r9), %zmm23, %zmm20
-	vpxorq	64(%r9), %zmm23, %zmm21
-	vpxorq	128(%r9), %zmm23, %zmm22
-	vpxorq	192(%r9), %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm3, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm3, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm4, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm4, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm5, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm5, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm6, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm6, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm7, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm7, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm8, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm8, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm9, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm9, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm10, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm10, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm11, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm11, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm12, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm12, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm12, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm13, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm13, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm13, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm21
-	vpxorq	%zmm14, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vpxorq	%zmm14, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm23
-	vpxorq	%zmm14, %zmm23, %zmm23
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
-	vpxorq	64(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 64(%rsi)
-	vpxorq	128(%rdx), %zmm22, %zmm22
-	vmovdqu64	%zmm22, 128(%rsi)
-	vpxorq	192(%rdx), %zmm23, %zmm23
-	vmovdqu64	%zmm23, 192(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
-.Laesgen_gfni512_face_r2_xor_stream_fill4_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	16(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$15, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_12
-	movq	$0xffff, 344(%rdi)
-	addq	$16, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast4_256
-.Laesgen_gfni512_face_r2_xor_stream_outside_run_12:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_spent4_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	368(%rdi), %zmm24
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vshufi32x4	$0, %zmm20, %zmm20, %zmm23
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm23, %zmm20
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm23, %zmm21
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus8(%rip), %zmm23, %zmm22
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus12(%rip), %zmm23, %zmm23
-	vpxorq	%zmm0, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vpxorq	%zmm0, %zmm22, %zmm22
-	vpxorq	%zmm0, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm25
-	vpshufb	%zmm17, %zmm20, %zmm26
-	vpxorq	%zmm26, %zmm25, %zmm25
-	vgf2p8mulb	%zmm19, %zmm25, %zmm20
-	vpshufb	%zmm18, %zmm25, %zmm25
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm25, %zmm26, %zmm20
-	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm25
-	vpshufb	%zmm17, %zmm21, %zmm26
-	vpxorq	%zmm26, %zmm25, %zmm25
-	vgf2p8mulb	%zmm19, %zmm25, %zmm21
-	vpshufb	%zmm18, %zmm25, %zmm25
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm25, %zmm26, %zmm21
-	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm25
-	vpshufb	%zmm17, %zmm22, %zmm26
-	vpxorq	%zmm26, %zmm25, %zmm25
-	vgf2p8mulb	%zmm19, %zmm25, %zmm22
-	vpshufb	%zmm18, %zmm25, %zmm25
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm25, %zmm26, %zmm22
-	vpxorq	%zmm1, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm25
-	vpshufb	%zmm17, %zmm23, %zmm26
-	vpxorq	%zmm26, %zmm25, %zmm25
-	vgf2p8mulb	%zmm19, %zmm25, %zmm23
-	vpshufb	%zmm18, %zmm25, %zmm25
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm25, %zmm26, %zmm23
-	vpxorq	%zmm1, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm25
-	vpshufb	%zmm17, %zmm20, %zmm26
-	vpxorq	%zmm26, %zmm25, %zmm25
-	vgf2p8mulb	%zmm19, %zmm25, %zmm20
-	vpshufb	%zmm18, %zmm25, %zmm25
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm25, %zmm26, %zmm20
-	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm25
-	vpshufb	%zmm17, %zmm21, %zmm26
-	vpxorq	%zmm26, %zmm25, %zmm25
-	vgf2p8mulb	%zmm19, %zmm25, %zmm21
-	vpshufb	%zmm18, %zmm25, %zmm25
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm25, %zmm26, %zmm21
-	vpxorq	%zmm2, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm25
-	vpshufb	%zmm17, %zmm22, %zmm26
-	vpxorq	%zmm26, %zmm25, %zmm25
-	vgf2p8mulb	%zmm19, %zmm25, %zmm22
-	vpshufb	%zmm18, %zmm25, %zmm25
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm25, %zmm26, %zmm22
-	vpxorq	%zmm2, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm25
-	vpshufb	%zmm17, %zmm23, %zmm26
-	vpxorq	%zmm26, %zmm25, %zmm25
-	vgf2p8mulb	%zmm19, %zmm25, %zmm23
-	vpshufb	%zmm18, %zmm25, %zmm25
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm25, %zmm26, %zmm23
-	vpxorq	%zmm2, %zmm23, %zmm23
-	vpxorq	%zmm24, %zmm20, %zmm25
-	vmovdqu64	%zmm25, (%r10)
-	vpxorq	%zmm24, %zmm21, %zmm25
-	vmovdqu64	%zmm25, 64(%r10)
-	vpxorq	%zmm24, %zmm22, %zmm25
-	vmovdqu64	%zmm25, 128(%r10)
-	vpxorq	%zmm24, %zmm23, %zmm25
-	vmovdqu64	%zmm25, 192(%r10)
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm3, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm3, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm4, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm4, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm5, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm5, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm6, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm6, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm7, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm7, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm8, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm8, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm9, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm9, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm10, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm10, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm11, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm11, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm12, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm12, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm12, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
-	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm13, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm13, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm13, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm21
-	vpxorq	%zmm14, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vpxorq	%zmm14, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm23
-	vpxorq	%zmm14, %zmm23, %zmm23
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_12
-	addq	$16, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_12
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni512_face_r2_xor_stream_run_grown_12:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_12
-.Laesgen_gfni512_face_r2_xor_stream_run_restart_12:
-	movq	%r9, 328(%rdi)
-	movq	$16, 336(%rdi)
-.Laesgen_gfni512_face_r2_xor_stream_run_done_12:
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
-	vpxorq	64(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 64(%rsi)
-	vpxorq	128(%rdx), %zmm22, %zmm22
-	vmovdqu64	%zmm22, 128(%rsi)
-	vpxorq	192(%rdx), %zmm23, %zmm23
-	vmovdqu64	%zmm23, 192(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
-.Laesgen_gfni512_face_r2_xor_stream_spent4_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$16, %r10
-.Laesgen_gfni512_face_r2_xor_stream_spent_again4_256:
+	ja	.Laesgen_gfni512_face_r2_xor_stream_plain_try2_256
 	testq	$15, %r9
-	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_256
+	jne	.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned4_256
+.Laesgen_gfni512_face_r2_xor_stream_plain_fast4_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -19193,8 +20309,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next4_256
-.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned4_256:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top256
+.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned4_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -19701,559 +20817,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next4_256
-.Laesgen_gfni512_face_r2_xor_stream_spent_next4_256:
-	addq	$16, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_top256
-	cmpq	$256, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_top256
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again4_256
-.Laesgen_gfni512_face_r2_xor_stream_try2_256:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top256
+.Laesgen_gfni512_face_r2_xor_stream_plain_try2_256:
 	cmpq	$128, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_try1_256
+	jb	.Laesgen_gfni512_face_r2_xor_stream_plain_try1_256
 	cmpq	$248, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_try1_256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni512_face_r2_xor_stream_fill2_256
-.Laesgen_gfni512_face_r2_xor_stream_fast2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	368(%rdi), %zmm21
-	vpxorq	(%r9), %zmm21, %zmm20
-	vpxorq	64(%r9), %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm12, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm13, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm21
-	vpxorq	%zmm14, %zmm21, %zmm21
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
-	vpxorq	64(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 64(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
-.Laesgen_gfni512_face_r2_xor_stream_fill2_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	8(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$7, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_13
-	movq	$0xffff, 344(%rdi)
-	addq	$8, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast2_256
-.Laesgen_gfni512_face_r2_xor_stream_outside_run_13:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_spent2_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	368(%rdi), %zmm22
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vshufi32x4	$0, %zmm20, %zmm20, %zmm21
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm20
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm21
-	vpxorq	%zmm0, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm23
-	vpshufb	%zmm17, %zmm20, %zmm24
-	vpxorq	%zmm24, %zmm23, %zmm23
-	vgf2p8mulb	%zmm19, %zmm23, %zmm20
-	vpshufb	%zmm18, %zmm23, %zmm23
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm23, %zmm24, %zmm20
-	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm23
-	vpshufb	%zmm17, %zmm21, %zmm24
-	vpxorq	%zmm24, %zmm23, %zmm23
-	vgf2p8mulb	%zmm19, %zmm23, %zmm21
-	vpshufb	%zmm18, %zmm23, %zmm23
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm23, %zmm24, %zmm21
-	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm23
-	vpshufb	%zmm17, %zmm20, %zmm24
-	vpxorq	%zmm24, %zmm23, %zmm23
-	vgf2p8mulb	%zmm19, %zmm23, %zmm20
-	vpshufb	%zmm18, %zmm23, %zmm23
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm23, %zmm24, %zmm20
-	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm23
-	vpshufb	%zmm17, %zmm21, %zmm24
-	vpxorq	%zmm24, %zmm23, %zmm23
-	vgf2p8mulb	%zmm19, %zmm23, %zmm21
-	vpshufb	%zmm18, %zmm23, %zmm23
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm23, %zmm24, %zmm21
-	vpxorq	%zmm2, %zmm21, %zmm21
-	vpxorq	%zmm22, %zmm20, %zmm23
-	vmovdqu64	%zmm23, (%r10)
-	vpxorq	%zmm22, %zmm21, %zmm23
-	vmovdqu64	%zmm23, 64(%r10)
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm12, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm13, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm21
-	vpxorq	%zmm14, %zmm21, %zmm21
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_13
-	addq	$8, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_13
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni512_face_r2_xor_stream_run_grown_13:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_13
-.Laesgen_gfni512_face_r2_xor_stream_run_restart_13:
-	movq	%r9, 328(%rdi)
-	movq	$8, 336(%rdi)
-.Laesgen_gfni512_face_r2_xor_stream_run_done_13:
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
-	vpxorq	64(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 64(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
-.Laesgen_gfni512_face_r2_xor_stream_spent2_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_gfni512_face_r2_xor_stream_spent_again2_256:
+	ja	.Laesgen_gfni512_face_r2_xor_stream_plain_try1_256
 	testq	$7, %r9
-	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_256
+	jne	.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned2_256
+.Laesgen_gfni512_face_r2_xor_stream_plain_fast2_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -20511,8 +21083,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next2_256
-.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned2_256:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top256
+.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned2_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -20771,328 +21343,15 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next2_256
-.Laesgen_gfni512_face_r2_xor_stream_spent_next2_256:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_top256
-	cmpq	$128, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_top256
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again2_256
-.Laesgen_gfni512_face_r2_xor_stream_try1_256:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top256
+.Laesgen_gfni512_face_r2_xor_stream_plain_try1_256:
 	cmpq	$64, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_single256
+	jb	.Laesgen_gfni512_face_r2_xor_stream_plain_single256
 	cmpq	$252, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_single256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni512_face_r2_xor_stream_fill1_256
-.Laesgen_gfni512_face_r2_xor_stream_fast1_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	368(%rdi), %zmm20
-	vpxorq	(%r9), %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm20, %zmm20
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
-.Laesgen_gfni512_face_r2_xor_stream_fill1_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_14
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_fast1_256
-.Laesgen_gfni512_face_r2_xor_stream_outside_run_14:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_spent1_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	368(%rdi), %zmm21
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm22
-	vpunpcklqdq	%xmm22, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
-	vpaddb	.Laesgen_gfni512_face_r2_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm2, %zmm20, %zmm20
-	vpxorq	%zmm21, %zmm20, %zmm21
-	vmovdqu64	%zmm21, (%r10)
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm20, %zmm20
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_14
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_14
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni512_face_r2_xor_stream_run_grown_14:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_14
-.Laesgen_gfni512_face_r2_xor_stream_run_restart_14:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_gfni512_face_r2_xor_stream_run_done_14:
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
-.Laesgen_gfni512_face_r2_xor_stream_spent1_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_gfni512_face_r2_xor_stream_spent_again1_256:
+	ja	.Laesgen_gfni512_face_r2_xor_stream_plain_single256
 	testq	$3, %r9
-	jne	.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_256
+	jne	.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned1_256
+.Laesgen_gfni512_face_r2_xor_stream_plain_fast1_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -21227,8 +21486,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next1_256
-.Laesgen_gfni512_face_r2_xor_stream_spent_unaligned1_256:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top256
+.Laesgen_gfni512_face_r2_xor_stream_plain_unaligned1_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -21363,348 +21622,8 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_next1_256
-.Laesgen_gfni512_face_r2_xor_stream_spent_next1_256:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni512_face_r2_xor_stream_top256
-	cmpq	$64, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_top256
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_spent_again1_256
-.Laesgen_gfni512_face_r2_xor_stream_single256:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni512_face_r2_xor_stream_single_fill256
-.Laesgen_gfni512_face_r2_xor_stream_single_fast256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa64	368(%rdi), %xmm20
-	vpxorq	(%r9), %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_7
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
-.Laesgen_gfni512_face_r2_xor_stream_partial_7:
-	vmovdqa64	%xmm20, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni512_face_r2_xor_stream_partial_byte_7:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_7
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_end256
-.Laesgen_gfni512_face_r2_xor_stream_single_fill256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni512_face_r2_xor_stream_outside_run_15
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni512_face_r2_xor_stream_single_fast256
-.Laesgen_gfni512_face_r2_xor_stream_outside_run_15:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni512_face_r2_xor_stream_single_spent256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa64	368(%rdi), %xmm21
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm22
-	vpunpcklqdq	%xmm22, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni512_face_r2_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vmovdqa64	%xmm20, %xmm20
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vpxorq	%xmm21, %xmm20, %xmm21
-	vmovdqa64	%xmm21, (%r10)
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni512_face_r2_xor_stream_run_restart_15
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni512_face_r2_xor_stream_run_grown_15
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni512_face_r2_xor_stream_run_grown_15:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_run_done_15
-.Laesgen_gfni512_face_r2_xor_stream_run_restart_15:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_gfni512_face_r2_xor_stream_run_done_15:
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_8
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
-.Laesgen_gfni512_face_r2_xor_stream_partial_8:
-	vmovdqa64	%xmm20, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni512_face_r2_xor_stream_partial_byte_8:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_8
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_end256
-.Laesgen_gfni512_face_r2_xor_stream_single_spent256:
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top256
+.Laesgen_gfni512_face_r2_xor_stream_plain_single256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -21840,7 +21759,7 @@ aesgen_gfni512_face_r2_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_top256
 .Laesgen_gfni512_face_r2_xor_stream_partial_9:
 	vmovdqa64	%xmm20, 272(%rdi)
 	addq	$1, %rax
@@ -21853,10 +21772,13 @@ aesgen_gfni512_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni512_face_r2_xor_stream_partial_byte_9
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni512_face_r2_xor_stream_end256
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_plain_end256
+.Laesgen_gfni512_face_r2_xor_stream_plain_end256:
+	movq	%r11, %rcx
+	jmp	.Laesgen_gfni512_face_r2_xor_stream_top256
 .Laesgen_gfni512_face_r2_xor_stream_end256:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)

@@ -906,7 +906,7 @@ aesgen_aesni_face_r1_xor_stream:
 	jbe	.Laesgen_aesni_face_r1_xor_stream_fast8_128
 .Laesgen_aesni_face_r1_xor_stream_outside_run:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_spent8_128
+	je	.Laesgen_aesni_face_r1_xor_stream_plain128
 	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm8
@@ -1101,18 +1101,547 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
-.Laesgen_aesni_face_r1_xor_stream_spent8_128:
+.Laesgen_aesni_face_r1_xor_stream_try4_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_try2_128
+	cmpq	$252, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_try2_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_128
+.Laesgen_aesni_face_r1_xor_stream_fast4_128:
+	leaq	384(%rdi,%r9,4), %r9
+	movdqa	352(%rdi), %xmm4
+	movd	(%r9), %xmm0
+	pxor	%xmm4, %xmm0
+	movd	4(%r9), %xmm1
+	pxor	%xmm4, %xmm1
+	movd	8(%r9), %xmm2
+	pxor	%xmm4, %xmm2
+	movd	12(%r9), %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	32(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%rdi), %xmm4
+	aesenclast	%xmm4, %xmm0
+	aesenclast	%xmm4, %xmm1
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_fill4_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_128
+.Laesgen_aesni_face_r1_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	movdqa	352(%rdi), %xmm4
+	movq	%rax, %xmm3
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm3
+	movdqa	%xmm3, %xmm0
+	movdqa	%xmm3, %xmm1
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm3, %xmm2
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	pxor	%xmm5, %xmm1
+	pxor	%xmm5, %xmm2
+	pxor	%xmm5, %xmm3
+	movdqa	16(%rdi), %xmm5
+	aesenc	%xmm5, %xmm0
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	movdqa	%xmm0, %xmm5
+	pxor	%xmm4, %xmm5
+	movd	%xmm5, (%r10)
+	movdqa	%xmm1, %xmm5
+	pxor	%xmm4, %xmm5
+	movd	%xmm5, 4(%r10)
+	movdqa	%xmm2, %xmm5
+	pxor	%xmm4, %xmm5
+	movd	%xmm5, 8(%r10)
+	movdqa	%xmm3, %xmm5
+	pxor	%xmm4, %xmm5
+	movd	%xmm5, 12(%r10)
+	movdqa	32(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%rdi), %xmm4
+	aesenclast	%xmm4, %xmm0
+	aesenclast	%xmm4, %xmm1
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_2
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_2
+.Laesgen_aesni_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_2:
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_try2_128:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_single128
+	cmpq	$254, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_single128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_128
+.Laesgen_aesni_face_r1_xor_stream_fast2_128:
+	leaq	384(%rdi,%r9,4), %r9
+	movdqa	352(%rdi), %xmm2
+	movd	(%r9), %xmm0
+	pxor	%xmm2, %xmm0
+	movd	4(%r9), %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	32(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	48(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	64(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	80(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	96(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	112(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	128(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	144(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	160(%rdi), %xmm2
+	aesenclast	%xmm2, %xmm0
+	aesenclast	%xmm2, %xmm1
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_fill2_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_128
+.Laesgen_aesni_face_r1_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	movdqa	352(%rdi), %xmm2
+	movq	%rax, %xmm1
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm1
+	movdqa	%xmm1, %xmm0
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm0
+	pxor	%xmm3, %xmm1
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm0
+	aesenc	%xmm3, %xmm1
+	movdqa	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movd	%xmm3, (%r10)
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm2, %xmm3
+	movd	%xmm3, 4(%r10)
+	movdqa	32(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	48(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	64(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	80(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	96(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	112(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	128(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	144(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	160(%rdi), %xmm2
+	aesenclast	%xmm2, %xmm0
+	aesenclast	%xmm2, %xmm1
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_3
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_3
+.Laesgen_aesni_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_3:
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_single128:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill128
+.Laesgen_aesni_face_r1_xor_stream_single_fast128:
+	leaq	384(%rdi,%r9,4), %r9
+	movdqa	352(%rdi), %xmm1
+	movd	(%r9), %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial
+	movdqu	(%rdx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_partial:
+	movdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r1_xor_stream_partial_byte:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_end128
+.Laesgen_aesni_face_r1_xor_stream_single_fill128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast128
+.Laesgen_aesni_face_r1_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	movdqa	352(%rdi), %xmm1
+	movq	%rax, %xmm0
+	movq	%r8, %xmm2
+	punpcklqdq	%xmm2, %xmm0
+	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	16(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movd	%xmm2, (%r10)
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_4
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_4
+.Laesgen_aesni_face_r1_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_4:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_2
+	movdqu	(%rdx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+.Laesgen_aesni_face_r1_xor_stream_partial_2:
+	movdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r1_xor_stream_partial_byte_2:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_2
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_end128
+.Laesgen_aesni_face_r1_xor_stream_plain128:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_aesni_face_r1_xor_stream_spent_again8_128:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_aesni_face_r1_xor_stream_plain_top128:
+	testq	%rcx, %rcx
+	je	.Laesgen_aesni_face_r1_xor_stream_plain_end128
+	movzbl	%al, %r9d
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_plain_try4_128
+	cmpq	$248, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_plain_try4_128
 	testq	$7, %r9
-	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_128
+	jne	.Laesgen_aesni_face_r1_xor_stream_plain_unaligned8_128
+.Laesgen_aesni_face_r1_xor_stream_plain_fast8_128:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -1253,8 +1782,8 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_128
-.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_128:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top128
+.Laesgen_aesni_face_r1_xor_stream_plain_unaligned8_128:
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
 	punpcklqdq	%xmm0, %xmm7
@@ -1401,243 +1930,15 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_128
-.Laesgen_aesni_face_r1_xor_stream_spent_next8_128:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_top128
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_top128
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again8_128
-.Laesgen_aesni_face_r1_xor_stream_try4_128:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top128
+.Laesgen_aesni_face_r1_xor_stream_plain_try4_128:
 	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_try2_128
+	jb	.Laesgen_aesni_face_r1_xor_stream_plain_try2_128
 	cmpq	$252, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_try2_128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_128
-.Laesgen_aesni_face_r1_xor_stream_fast4_128:
-	leaq	384(%rdi,%r9,4), %r9
-	movdqa	352(%rdi), %xmm4
-	movd	(%r9), %xmm0
-	pxor	%xmm4, %xmm0
-	movd	4(%r9), %xmm1
-	pxor	%xmm4, %xmm1
-	movd	8(%r9), %xmm2
-	pxor	%xmm4, %xmm2
-	movd	12(%r9), %xmm3
-	pxor	%xmm4, %xmm3
-	movdqa	32(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	48(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	64(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	80(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	96(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	112(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	128(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	144(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	160(%rdi), %xmm4
-	aesenclast	%xmm4, %xmm0
-	aesenclast	%xmm4, %xmm1
-	aesenclast	%xmm4, %xmm2
-	aesenclast	%xmm4, %xmm3
-	movdqu	(%rdx), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	%xmm0, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	movdqu	32(%rdx), %xmm0
-	pxor	%xmm0, %xmm2
-	movdqu	%xmm2, 32(%rsi)
-	movdqu	48(%rdx), %xmm0
-	pxor	%xmm0, %xmm3
-	movdqu	%xmm3, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
-.Laesgen_aesni_face_r1_xor_stream_fill4_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_2
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_128
-.Laesgen_aesni_face_r1_xor_stream_outside_run_2:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_spent4_128
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	movdqa	352(%rdi), %xmm4
-	movq	%rax, %xmm3
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm3
-	movdqa	%xmm3, %xmm0
-	movdqa	%xmm3, %xmm1
-	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm3, %xmm2
-	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
-	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	pxor	%xmm5, %xmm1
-	pxor	%xmm5, %xmm2
-	pxor	%xmm5, %xmm3
-	movdqa	16(%rdi), %xmm5
-	aesenc	%xmm5, %xmm0
-	aesenc	%xmm5, %xmm1
-	aesenc	%xmm5, %xmm2
-	aesenc	%xmm5, %xmm3
-	movdqa	%xmm0, %xmm5
-	pxor	%xmm4, %xmm5
-	movd	%xmm5, (%r10)
-	movdqa	%xmm1, %xmm5
-	pxor	%xmm4, %xmm5
-	movd	%xmm5, 4(%r10)
-	movdqa	%xmm2, %xmm5
-	pxor	%xmm4, %xmm5
-	movd	%xmm5, 8(%r10)
-	movdqa	%xmm3, %xmm5
-	pxor	%xmm4, %xmm5
-	movd	%xmm5, 12(%r10)
-	movdqa	32(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	48(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	64(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	80(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	96(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	112(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	128(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	144(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	160(%rdi), %xmm4
-	aesenclast	%xmm4, %xmm0
-	aesenclast	%xmm4, %xmm1
-	aesenclast	%xmm4, %xmm2
-	aesenclast	%xmm4, %xmm3
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_2
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_2
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r1_xor_stream_run_grown_2:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_2
-.Laesgen_aesni_face_r1_xor_stream_run_restart_2:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_aesni_face_r1_xor_stream_run_done_2:
-	movdqu	(%rdx), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	%xmm0, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	movdqu	32(%rdx), %xmm0
-	pxor	%xmm0, %xmm2
-	movdqu	%xmm2, 32(%rsi)
-	movdqu	48(%rdx), %xmm0
-	pxor	%xmm0, %xmm3
-	movdqu	%xmm3, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
-.Laesgen_aesni_face_r1_xor_stream_spent4_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_aesni_face_r1_xor_stream_spent_again4_128:
+	ja	.Laesgen_aesni_face_r1_xor_stream_plain_try2_128
 	testq	$3, %r9
-	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_128
+	jne	.Laesgen_aesni_face_r1_xor_stream_plain_unaligned4_128
+.Laesgen_aesni_face_r1_xor_stream_plain_fast4_128:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -1718,8 +2019,8 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_128
-.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_128:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top128
+.Laesgen_aesni_face_r1_xor_stream_plain_unaligned4_128:
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
 	punpcklqdq	%xmm0, %xmm3
@@ -1802,177 +2103,15 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_128
-.Laesgen_aesni_face_r1_xor_stream_spent_next4_128:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_top128
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_top128
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again4_128
-.Laesgen_aesni_face_r1_xor_stream_try2_128:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top128
+.Laesgen_aesni_face_r1_xor_stream_plain_try2_128:
 	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_single128
+	jb	.Laesgen_aesni_face_r1_xor_stream_plain_single128
 	cmpq	$254, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_single128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_128
-.Laesgen_aesni_face_r1_xor_stream_fast2_128:
-	leaq	384(%rdi,%r9,4), %r9
-	movdqa	352(%rdi), %xmm2
-	movd	(%r9), %xmm0
-	pxor	%xmm2, %xmm0
-	movd	4(%r9), %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	32(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	48(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	64(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	80(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	96(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	112(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	128(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	144(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	160(%rdi), %xmm2
-	aesenclast	%xmm2, %xmm0
-	aesenclast	%xmm2, %xmm1
-	movdqu	(%rdx), %xmm2
-	pxor	%xmm2, %xmm0
-	movdqu	%xmm0, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
-.Laesgen_aesni_face_r1_xor_stream_fill2_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_3
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_128
-.Laesgen_aesni_face_r1_xor_stream_outside_run_3:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_spent2_128
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	movdqa	352(%rdi), %xmm2
-	movq	%rax, %xmm1
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm1
-	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm0
-	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pxor	%xmm3, %xmm1
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm0
-	aesenc	%xmm3, %xmm1
-	movdqa	%xmm0, %xmm3
-	pxor	%xmm2, %xmm3
-	movd	%xmm3, (%r10)
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movd	%xmm3, 4(%r10)
-	movdqa	32(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	48(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	64(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	80(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	96(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	112(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	128(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	144(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	160(%rdi), %xmm2
-	aesenclast	%xmm2, %xmm0
-	aesenclast	%xmm2, %xmm1
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_3
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_3
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r1_xor_stream_run_grown_3:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_3
-.Laesgen_aesni_face_r1_xor_stream_run_restart_3:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_aesni_face_r1_xor_stream_run_done_3:
-	movdqu	(%rdx), %xmm2
-	pxor	%xmm2, %xmm0
-	movdqu	%xmm0, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
-.Laesgen_aesni_face_r1_xor_stream_spent2_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_aesni_face_r1_xor_stream_spent_again2_128:
+	ja	.Laesgen_aesni_face_r1_xor_stream_plain_single128
 	testq	$1, %r9
-	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_128
+	jne	.Laesgen_aesni_face_r1_xor_stream_plain_unaligned2_128
+.Laesgen_aesni_face_r1_xor_stream_plain_fast2_128:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -2023,8 +2162,8 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_128
-.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_128:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top128
+.Laesgen_aesni_face_r1_xor_stream_plain_unaligned2_128:
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
 	punpcklqdq	%xmm0, %xmm1
@@ -2075,165 +2214,8 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_128
-.Laesgen_aesni_face_r1_xor_stream_spent_next2_128:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_top128
-	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_top128
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again2_128
-.Laesgen_aesni_face_r1_xor_stream_single128:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill128
-.Laesgen_aesni_face_r1_xor_stream_single_fast128:
-	leaq	384(%rdi,%r9,4), %r9
-	movdqa	352(%rdi), %xmm1
-	movd	(%r9), %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	32(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	48(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	64(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	80(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	96(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	112(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	128(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	144(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	160(%rdi), %xmm1
-	aesenclast	%xmm1, %xmm0
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial
-	movdqu	(%rdx), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
-.Laesgen_aesni_face_r1_xor_stream_partial:
-	movdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r1_xor_stream_partial_byte:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_end128
-.Laesgen_aesni_face_r1_xor_stream_single_fill128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_4
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast128
-.Laesgen_aesni_face_r1_xor_stream_outside_run_4:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_single_spent128
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	movdqa	352(%rdi), %xmm1
-	movq	%rax, %xmm0
-	movq	%r8, %xmm2
-	punpcklqdq	%xmm2, %xmm0
-	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0
-	movdqa	(%rdi), %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	16(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movd	%xmm2, (%r10)
-	movdqa	32(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	48(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	64(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	80(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	96(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	112(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	128(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	144(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	160(%rdi), %xmm1
-	aesenclast	%xmm1, %xmm0
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_4
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_4
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r1_xor_stream_run_grown_4:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_4
-.Laesgen_aesni_face_r1_xor_stream_run_restart_4:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_aesni_face_r1_xor_stream_run_done_4:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_2
-	movdqu	(%rdx), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
-.Laesgen_aesni_face_r1_xor_stream_partial_2:
-	movdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r1_xor_stream_partial_byte_2:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_2
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_end128
-.Laesgen_aesni_face_r1_xor_stream_single_spent128:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top128
+.Laesgen_aesni_face_r1_xor_stream_plain_single128:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -2270,7 +2252,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top128
 .Laesgen_aesni_face_r1_xor_stream_partial_3:
 	movdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
@@ -2283,10 +2265,13 @@ aesgen_aesni_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_3
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_end128
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_end128
+.Laesgen_aesni_face_r1_xor_stream_plain_end128:
+	movq	%r11, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top128
 .Laesgen_aesni_face_r1_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -2505,7 +2490,7 @@ aesgen_aesni_face_r1_xor_stream:
 	jbe	.Laesgen_aesni_face_r1_xor_stream_fast8_192
 .Laesgen_aesni_face_r1_xor_stream_outside_run_5:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_spent8_192
+	je	.Laesgen_aesni_face_r1_xor_stream_plain192
 	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm8
@@ -2718,18 +2703,587 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
-.Laesgen_aesni_face_r1_xor_stream_spent8_192:
+.Laesgen_aesni_face_r1_xor_stream_try4_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_try2_192
+	cmpq	$252, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_try2_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_192
+.Laesgen_aesni_face_r1_xor_stream_fast4_192:
+	leaq	384(%rdi,%r9,4), %r9
+	movdqa	352(%rdi), %xmm4
+	movd	(%r9), %xmm0
+	pxor	%xmm4, %xmm0
+	movd	4(%r9), %xmm1
+	pxor	%xmm4, %xmm1
+	movd	8(%r9), %xmm2
+	pxor	%xmm4, %xmm2
+	movd	12(%r9), %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	32(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	176(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	192(%rdi), %xmm4
+	aesenclast	%xmm4, %xmm0
+	aesenclast	%xmm4, %xmm1
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_fill4_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_6
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_192
+.Laesgen_aesni_face_r1_xor_stream_outside_run_6:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	movdqa	352(%rdi), %xmm4
+	movq	%rax, %xmm3
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm3
+	movdqa	%xmm3, %xmm0
+	movdqa	%xmm3, %xmm1
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm3, %xmm2
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	pxor	%xmm5, %xmm1
+	pxor	%xmm5, %xmm2
+	pxor	%xmm5, %xmm3
+	movdqa	16(%rdi), %xmm5
+	aesenc	%xmm5, %xmm0
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	movdqa	%xmm0, %xmm5
+	pxor	%xmm4, %xmm5
+	movd	%xmm5, (%r10)
+	movdqa	%xmm1, %xmm5
+	pxor	%xmm4, %xmm5
+	movd	%xmm5, 4(%r10)
+	movdqa	%xmm2, %xmm5
+	pxor	%xmm4, %xmm5
+	movd	%xmm5, 8(%r10)
+	movdqa	%xmm3, %xmm5
+	pxor	%xmm4, %xmm5
+	movd	%xmm5, 12(%r10)
+	movdqa	32(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	176(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	192(%rdi), %xmm4
+	aesenclast	%xmm4, %xmm0
+	aesenclast	%xmm4, %xmm1
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_6
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_6
+.Laesgen_aesni_face_r1_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_6:
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_try2_192:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_single192
+	cmpq	$254, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_single192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_192
+.Laesgen_aesni_face_r1_xor_stream_fast2_192:
+	leaq	384(%rdi,%r9,4), %r9
+	movdqa	352(%rdi), %xmm2
+	movd	(%r9), %xmm0
+	pxor	%xmm2, %xmm0
+	movd	4(%r9), %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	32(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	48(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	64(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	80(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	96(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	112(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	128(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	144(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	160(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	176(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	192(%rdi), %xmm2
+	aesenclast	%xmm2, %xmm0
+	aesenclast	%xmm2, %xmm1
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_fill2_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_192
+.Laesgen_aesni_face_r1_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	movdqa	352(%rdi), %xmm2
+	movq	%rax, %xmm1
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm1
+	movdqa	%xmm1, %xmm0
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm0
+	pxor	%xmm3, %xmm1
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm0
+	aesenc	%xmm3, %xmm1
+	movdqa	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movd	%xmm3, (%r10)
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm2, %xmm3
+	movd	%xmm3, 4(%r10)
+	movdqa	32(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	48(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	64(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	80(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	96(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	112(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	128(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	144(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	160(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	176(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	192(%rdi), %xmm2
+	aesenclast	%xmm2, %xmm0
+	aesenclast	%xmm2, %xmm1
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_7
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_7
+.Laesgen_aesni_face_r1_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_7:
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_single192:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill192
+.Laesgen_aesni_face_r1_xor_stream_single_fast192:
+	leaq	384(%rdi,%r9,4), %r9
+	movdqa	352(%rdi), %xmm1
+	movd	(%r9), %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_4
+	movdqu	(%rdx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_partial_4:
+	movdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r1_xor_stream_partial_byte_4:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_4
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_end192
+.Laesgen_aesni_face_r1_xor_stream_single_fill192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast192
+.Laesgen_aesni_face_r1_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	movdqa	352(%rdi), %xmm1
+	movq	%rax, %xmm0
+	movq	%r8, %xmm2
+	punpcklqdq	%xmm2, %xmm0
+	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	16(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movd	%xmm2, (%r10)
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_8
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_8
+.Laesgen_aesni_face_r1_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_8:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_5
+	movdqu	(%rdx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+.Laesgen_aesni_face_r1_xor_stream_partial_5:
+	movdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r1_xor_stream_partial_byte_5:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_5
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_end192
+.Laesgen_aesni_face_r1_xor_stream_plain192:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_aesni_face_r1_xor_stream_spent_again8_192:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_aesni_face_r1_xor_stream_plain_top192:
+	testq	%rcx, %rcx
+	je	.Laesgen_aesni_face_r1_xor_stream_plain_end192
+	movzbl	%al, %r9d
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_plain_try4_192
+	cmpq	$248, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_plain_try4_192
 	testq	$7, %r9
-	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_192
+	jne	.Laesgen_aesni_face_r1_xor_stream_plain_unaligned8_192
+.Laesgen_aesni_face_r1_xor_stream_plain_fast8_192:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -2888,8 +3442,8 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_192
-.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_192:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top192
+.Laesgen_aesni_face_r1_xor_stream_plain_unaligned8_192:
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
 	punpcklqdq	%xmm0, %xmm7
@@ -3054,263 +3608,15 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_192
-.Laesgen_aesni_face_r1_xor_stream_spent_next8_192:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_top192
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_top192
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again8_192
-.Laesgen_aesni_face_r1_xor_stream_try4_192:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top192
+.Laesgen_aesni_face_r1_xor_stream_plain_try4_192:
 	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_try2_192
+	jb	.Laesgen_aesni_face_r1_xor_stream_plain_try2_192
 	cmpq	$252, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_try2_192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_192
-.Laesgen_aesni_face_r1_xor_stream_fast4_192:
-	leaq	384(%rdi,%r9,4), %r9
-	movdqa	352(%rdi), %xmm4
-	movd	(%r9), %xmm0
-	pxor	%xmm4, %xmm0
-	movd	4(%r9), %xmm1
-	pxor	%xmm4, %xmm1
-	movd	8(%r9), %xmm2
-	pxor	%xmm4, %xmm2
-	movd	12(%r9), %xmm3
-	pxor	%xmm4, %xmm3
-	movdqa	32(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	48(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	64(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	80(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	96(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	112(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	128(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	144(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	160(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	176(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	192(%rdi), %xmm4
-	aesenclast	%xmm4, %xmm0
-	aesenclast	%xmm4, %xmm1
-	aesenclast	%xmm4, %xmm2
-	aesenclast	%xmm4, %xmm3
-	movdqu	(%rdx), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	%xmm0, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	movdqu	32(%rdx), %xmm0
-	pxor	%xmm0, %xmm2
-	movdqu	%xmm2, 32(%rsi)
-	movdqu	48(%rdx), %xmm0
-	pxor	%xmm0, %xmm3
-	movdqu	%xmm3, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
-.Laesgen_aesni_face_r1_xor_stream_fill4_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_6
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_192
-.Laesgen_aesni_face_r1_xor_stream_outside_run_6:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_spent4_192
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	movdqa	352(%rdi), %xmm4
-	movq	%rax, %xmm3
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm3
-	movdqa	%xmm3, %xmm0
-	movdqa	%xmm3, %xmm1
-	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm3, %xmm2
-	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
-	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	pxor	%xmm5, %xmm1
-	pxor	%xmm5, %xmm2
-	pxor	%xmm5, %xmm3
-	movdqa	16(%rdi), %xmm5
-	aesenc	%xmm5, %xmm0
-	aesenc	%xmm5, %xmm1
-	aesenc	%xmm5, %xmm2
-	aesenc	%xmm5, %xmm3
-	movdqa	%xmm0, %xmm5
-	pxor	%xmm4, %xmm5
-	movd	%xmm5, (%r10)
-	movdqa	%xmm1, %xmm5
-	pxor	%xmm4, %xmm5
-	movd	%xmm5, 4(%r10)
-	movdqa	%xmm2, %xmm5
-	pxor	%xmm4, %xmm5
-	movd	%xmm5, 8(%r10)
-	movdqa	%xmm3, %xmm5
-	pxor	%xmm4, %xmm5
-	movd	%xmm5, 12(%r10)
-	movdqa	32(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	48(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	64(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	80(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	96(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	112(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	128(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	144(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	160(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	176(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	192(%rdi), %xmm4
-	aesenclast	%xmm4, %xmm0
-	aesenclast	%xmm4, %xmm1
-	aesenclast	%xmm4, %xmm2
-	aesenclast	%xmm4, %xmm3
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_6
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_6
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r1_xor_stream_run_grown_6:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_6
-.Laesgen_aesni_face_r1_xor_stream_run_restart_6:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_aesni_face_r1_xor_stream_run_done_6:
-	movdqu	(%rdx), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	%xmm0, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	movdqu	32(%rdx), %xmm0
-	pxor	%xmm0, %xmm2
-	movdqu	%xmm2, 32(%rsi)
-	movdqu	48(%rdx), %xmm0
-	pxor	%xmm0, %xmm3
-	movdqu	%xmm3, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
-.Laesgen_aesni_face_r1_xor_stream_spent4_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_aesni_face_r1_xor_stream_spent_again4_192:
+	ja	.Laesgen_aesni_face_r1_xor_stream_plain_try2_192
 	testq	$3, %r9
-	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_192
+	jne	.Laesgen_aesni_face_r1_xor_stream_plain_unaligned4_192
+.Laesgen_aesni_face_r1_xor_stream_plain_fast4_192:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -3401,8 +3707,8 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_192
-.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_192:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top192
+.Laesgen_aesni_face_r1_xor_stream_plain_unaligned4_192:
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
 	punpcklqdq	%xmm0, %xmm3
@@ -3495,189 +3801,15 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_192
-.Laesgen_aesni_face_r1_xor_stream_spent_next4_192:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_top192
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_top192
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again4_192
-.Laesgen_aesni_face_r1_xor_stream_try2_192:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top192
+.Laesgen_aesni_face_r1_xor_stream_plain_try2_192:
 	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_single192
+	jb	.Laesgen_aesni_face_r1_xor_stream_plain_single192
 	cmpq	$254, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_single192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_192
-.Laesgen_aesni_face_r1_xor_stream_fast2_192:
-	leaq	384(%rdi,%r9,4), %r9
-	movdqa	352(%rdi), %xmm2
-	movd	(%r9), %xmm0
-	pxor	%xmm2, %xmm0
-	movd	4(%r9), %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	32(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	48(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	64(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	80(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	96(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	112(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	128(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	144(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	160(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	176(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	192(%rdi), %xmm2
-	aesenclast	%xmm2, %xmm0
-	aesenclast	%xmm2, %xmm1
-	movdqu	(%rdx), %xmm2
-	pxor	%xmm2, %xmm0
-	movdqu	%xmm0, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
-.Laesgen_aesni_face_r1_xor_stream_fill2_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_7
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_192
-.Laesgen_aesni_face_r1_xor_stream_outside_run_7:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_spent2_192
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	movdqa	352(%rdi), %xmm2
-	movq	%rax, %xmm1
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm1
-	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm0
-	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pxor	%xmm3, %xmm1
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm0
-	aesenc	%xmm3, %xmm1
-	movdqa	%xmm0, %xmm3
-	pxor	%xmm2, %xmm3
-	movd	%xmm3, (%r10)
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movd	%xmm3, 4(%r10)
-	movdqa	32(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	48(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	64(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	80(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	96(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	112(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	128(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	144(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	160(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	176(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	192(%rdi), %xmm2
-	aesenclast	%xmm2, %xmm0
-	aesenclast	%xmm2, %xmm1
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_7
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_7
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r1_xor_stream_run_grown_7:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_7
-.Laesgen_aesni_face_r1_xor_stream_run_restart_7:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_aesni_face_r1_xor_stream_run_done_7:
-	movdqu	(%rdx), %xmm2
-	pxor	%xmm2, %xmm0
-	movdqu	%xmm0, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
-.Laesgen_aesni_face_r1_xor_stream_spent2_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_aesni_face_r1_xor_stream_spent_again2_192:
+	ja	.Laesgen_aesni_face_r1_xor_stream_plain_single192
 	testq	$1, %r9
-	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_192
+	jne	.Laesgen_aesni_face_r1_xor_stream_plain_unaligned2_192
+.Laesgen_aesni_face_r1_xor_stream_plain_fast2_192:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -3734,8 +3866,8 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_192
-.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_192:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top192
+.Laesgen_aesni_face_r1_xor_stream_plain_unaligned2_192:
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
 	punpcklqdq	%xmm0, %xmm1
@@ -3792,173 +3924,8 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_192
-.Laesgen_aesni_face_r1_xor_stream_spent_next2_192:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_top192
-	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_top192
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again2_192
-.Laesgen_aesni_face_r1_xor_stream_single192:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill192
-.Laesgen_aesni_face_r1_xor_stream_single_fast192:
-	leaq	384(%rdi,%r9,4), %r9
-	movdqa	352(%rdi), %xmm1
-	movd	(%r9), %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	32(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	48(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	64(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	80(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	96(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	112(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	128(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	144(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	160(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	176(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	192(%rdi), %xmm1
-	aesenclast	%xmm1, %xmm0
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_4
-	movdqu	(%rdx), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
-.Laesgen_aesni_face_r1_xor_stream_partial_4:
-	movdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r1_xor_stream_partial_byte_4:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_4
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_end192
-.Laesgen_aesni_face_r1_xor_stream_single_fill192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_8
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast192
-.Laesgen_aesni_face_r1_xor_stream_outside_run_8:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_single_spent192
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	movdqa	352(%rdi), %xmm1
-	movq	%rax, %xmm0
-	movq	%r8, %xmm2
-	punpcklqdq	%xmm2, %xmm0
-	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0
-	movdqa	(%rdi), %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	16(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movd	%xmm2, (%r10)
-	movdqa	32(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	48(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	64(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	80(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	96(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	112(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	128(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	144(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	160(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	176(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	192(%rdi), %xmm1
-	aesenclast	%xmm1, %xmm0
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_8
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_8
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r1_xor_stream_run_grown_8:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_8
-.Laesgen_aesni_face_r1_xor_stream_run_restart_8:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_aesni_face_r1_xor_stream_run_done_8:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_5
-	movdqu	(%rdx), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
-.Laesgen_aesni_face_r1_xor_stream_partial_5:
-	movdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r1_xor_stream_partial_byte_5:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_5
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_end192
-.Laesgen_aesni_face_r1_xor_stream_single_spent192:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top192
+.Laesgen_aesni_face_r1_xor_stream_plain_single192:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -3999,7 +3966,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top192
 .Laesgen_aesni_face_r1_xor_stream_partial_6:
 	movdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
@@ -4012,10 +3979,13 @@ aesgen_aesni_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_6
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_end192
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_end192
+.Laesgen_aesni_face_r1_xor_stream_plain_end192:
+	movq	%r11, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top192
 .Laesgen_aesni_face_r1_xor_stream_end192:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -4252,7 +4222,7 @@ aesgen_aesni_face_r1_xor_stream:
 	jbe	.Laesgen_aesni_face_r1_xor_stream_fast8_256
 .Laesgen_aesni_face_r1_xor_stream_outside_run_9:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_spent8_256
+	je	.Laesgen_aesni_face_r1_xor_stream_plain256
 	subq	$1, 344(%rdi)
 	leaq	384(%rdi,%r9,4), %r10
 	movdqa	352(%rdi), %xmm8
@@ -4483,18 +4453,627 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
-.Laesgen_aesni_face_r1_xor_stream_spent8_256:
+.Laesgen_aesni_face_r1_xor_stream_try4_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_try2_256
+	cmpq	$252, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_try2_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_256
+.Laesgen_aesni_face_r1_xor_stream_fast4_256:
+	leaq	384(%rdi,%r9,4), %r9
+	movdqa	352(%rdi), %xmm4
+	movd	(%r9), %xmm0
+	pxor	%xmm4, %xmm0
+	movd	4(%r9), %xmm1
+	pxor	%xmm4, %xmm1
+	movd	8(%r9), %xmm2
+	pxor	%xmm4, %xmm2
+	movd	12(%r9), %xmm3
+	pxor	%xmm4, %xmm3
+	movdqa	32(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	176(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	192(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	208(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	224(%rdi), %xmm4
+	aesenclast	%xmm4, %xmm0
+	aesenclast	%xmm4, %xmm1
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_fill4_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_256
+.Laesgen_aesni_face_r1_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	movdqa	352(%rdi), %xmm4
+	movq	%rax, %xmm3
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm3
+	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm3
+	movdqa	%xmm3, %xmm0
+	movdqa	%xmm3, %xmm1
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	%xmm3, %xmm2
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
+	movdqa	(%rdi), %xmm5
+	pxor	%xmm5, %xmm0
+	pxor	%xmm5, %xmm1
+	pxor	%xmm5, %xmm2
+	pxor	%xmm5, %xmm3
+	movdqa	16(%rdi), %xmm5
+	aesenc	%xmm5, %xmm0
+	aesenc	%xmm5, %xmm1
+	aesenc	%xmm5, %xmm2
+	aesenc	%xmm5, %xmm3
+	movdqa	%xmm0, %xmm5
+	pxor	%xmm4, %xmm5
+	movd	%xmm5, (%r10)
+	movdqa	%xmm1, %xmm5
+	pxor	%xmm4, %xmm5
+	movd	%xmm5, 4(%r10)
+	movdqa	%xmm2, %xmm5
+	pxor	%xmm4, %xmm5
+	movd	%xmm5, 8(%r10)
+	movdqa	%xmm3, %xmm5
+	pxor	%xmm4, %xmm5
+	movd	%xmm5, 12(%r10)
+	movdqa	32(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	48(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	64(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	80(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	96(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	112(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	128(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	144(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	160(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	176(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	192(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	208(%rdi), %xmm4
+	aesenc	%xmm4, %xmm0
+	aesenc	%xmm4, %xmm1
+	aesenc	%xmm4, %xmm2
+	aesenc	%xmm4, %xmm3
+	movdqa	224(%rdi), %xmm4
+	aesenclast	%xmm4, %xmm0
+	aesenclast	%xmm4, %xmm1
+	aesenclast	%xmm4, %xmm2
+	aesenclast	%xmm4, %xmm3
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_10
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_10
+.Laesgen_aesni_face_r1_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_10:
+	movdqu	(%rdx), %xmm4
+	pxor	%xmm4, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	movdqu	32(%rdx), %xmm0
+	pxor	%xmm0, %xmm2
+	movdqu	%xmm2, 32(%rsi)
+	movdqu	48(%rdx), %xmm0
+	pxor	%xmm0, %xmm3
+	movdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_try2_256:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_single256
+	cmpq	$254, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_single256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_256
+.Laesgen_aesni_face_r1_xor_stream_fast2_256:
+	leaq	384(%rdi,%r9,4), %r9
+	movdqa	352(%rdi), %xmm2
+	movd	(%r9), %xmm0
+	pxor	%xmm2, %xmm0
+	movd	4(%r9), %xmm1
+	pxor	%xmm2, %xmm1
+	movdqa	32(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	48(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	64(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	80(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	96(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	112(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	128(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	144(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	160(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	176(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	192(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	208(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	224(%rdi), %xmm2
+	aesenclast	%xmm2, %xmm0
+	aesenclast	%xmm2, %xmm1
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_fill2_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_11
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_256
+.Laesgen_aesni_face_r1_xor_stream_outside_run_11:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	movdqa	352(%rdi), %xmm2
+	movq	%rax, %xmm1
+	movq	%r8, %xmm0
+	punpcklqdq	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm1
+	movdqa	%xmm1, %xmm0
+	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
+	movdqa	(%rdi), %xmm3
+	pxor	%xmm3, %xmm0
+	pxor	%xmm3, %xmm1
+	movdqa	16(%rdi), %xmm3
+	aesenc	%xmm3, %xmm0
+	aesenc	%xmm3, %xmm1
+	movdqa	%xmm0, %xmm3
+	pxor	%xmm2, %xmm3
+	movd	%xmm3, (%r10)
+	movdqa	%xmm1, %xmm3
+	pxor	%xmm2, %xmm3
+	movd	%xmm3, 4(%r10)
+	movdqa	32(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	48(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	64(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	80(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	96(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	112(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	128(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	144(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	160(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	176(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	192(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	208(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	aesenc	%xmm2, %xmm1
+	movdqa	224(%rdi), %xmm2
+	aesenclast	%xmm2, %xmm0
+	aesenclast	%xmm2, %xmm1
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_11
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_11
+.Laesgen_aesni_face_r1_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_11:
+	movdqu	(%rdx), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqu	%xmm0, (%rsi)
+	movdqu	16(%rdx), %xmm0
+	pxor	%xmm0, %xmm1
+	movdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_single256:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill256
+.Laesgen_aesni_face_r1_xor_stream_single_fast256:
+	leaq	384(%rdi,%r9,4), %r9
+	movdqa	352(%rdi), %xmm1
+	movd	(%r9), %xmm0
+	pxor	%xmm1, %xmm0
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	208(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	224(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_7
+	movdqu	(%rdx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_partial_7:
+	movdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r1_xor_stream_partial_byte_7:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_7
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_end256
+.Laesgen_aesni_face_r1_xor_stream_single_fill256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast256
+.Laesgen_aesni_face_r1_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	leaq	384(%rdi,%r9,4), %r10
+	movdqa	352(%rdi), %xmm1
+	movq	%rax, %xmm0
+	movq	%r8, %xmm2
+	punpcklqdq	%xmm2, %xmm0
+	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0
+	movdqa	(%rdi), %xmm2
+	pxor	%xmm2, %xmm0
+	movdqa	16(%rdi), %xmm2
+	aesenc	%xmm2, %xmm0
+	movdqa	%xmm0, %xmm2
+	pxor	%xmm1, %xmm2
+	movd	%xmm2, (%r10)
+	movdqa	32(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	208(%rdi), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	224(%rdi), %xmm1
+	aesenclast	%xmm1, %xmm0
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_12
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r1_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_12
+.Laesgen_aesni_face_r1_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r1_xor_stream_run_done_12:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_8
+	movdqu	(%rdx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+.Laesgen_aesni_face_r1_xor_stream_partial_8:
+	movdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r1_xor_stream_partial_byte_8:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_8
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_end256
+.Laesgen_aesni_face_r1_xor_stream_plain256:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_aesni_face_r1_xor_stream_spent_again8_256:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_aesni_face_r1_xor_stream_plain_top256:
+	testq	%rcx, %rcx
+	je	.Laesgen_aesni_face_r1_xor_stream_plain_end256
+	movzbl	%al, %r9d
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r1_xor_stream_plain_try4_256
+	cmpq	$248, %r9
+	ja	.Laesgen_aesni_face_r1_xor_stream_plain_try4_256
 	testq	$7, %r9
-	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_256
+	jne	.Laesgen_aesni_face_r1_xor_stream_plain_unaligned8_256
+.Laesgen_aesni_face_r1_xor_stream_plain_fast8_256:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -4671,8 +5250,8 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_256
-.Laesgen_aesni_face_r1_xor_stream_spent_unaligned8_256:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top256
+.Laesgen_aesni_face_r1_xor_stream_plain_unaligned8_256:
 	movq	%rax, %xmm7
 	movq	%r8, %xmm0
 	punpcklqdq	%xmm0, %xmm7
@@ -4855,283 +5434,15 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next8_256
-.Laesgen_aesni_face_r1_xor_stream_spent_next8_256:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_top256
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_top256
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again8_256
-.Laesgen_aesni_face_r1_xor_stream_try4_256:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top256
+.Laesgen_aesni_face_r1_xor_stream_plain_try4_256:
 	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_try2_256
+	jb	.Laesgen_aesni_face_r1_xor_stream_plain_try2_256
 	cmpq	$252, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_try2_256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_fill4_256
-.Laesgen_aesni_face_r1_xor_stream_fast4_256:
-	leaq	384(%rdi,%r9,4), %r9
-	movdqa	352(%rdi), %xmm4
-	movd	(%r9), %xmm0
-	pxor	%xmm4, %xmm0
-	movd	4(%r9), %xmm1
-	pxor	%xmm4, %xmm1
-	movd	8(%r9), %xmm2
-	pxor	%xmm4, %xmm2
-	movd	12(%r9), %xmm3
-	pxor	%xmm4, %xmm3
-	movdqa	32(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	48(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	64(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	80(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	96(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	112(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	128(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	144(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	160(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	176(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	192(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	208(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	224(%rdi), %xmm4
-	aesenclast	%xmm4, %xmm0
-	aesenclast	%xmm4, %xmm1
-	aesenclast	%xmm4, %xmm2
-	aesenclast	%xmm4, %xmm3
-	movdqu	(%rdx), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	%xmm0, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	movdqu	32(%rdx), %xmm0
-	pxor	%xmm0, %xmm2
-	movdqu	%xmm2, 32(%rsi)
-	movdqu	48(%rdx), %xmm0
-	pxor	%xmm0, %xmm3
-	movdqu	%xmm3, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
-.Laesgen_aesni_face_r1_xor_stream_fill4_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_10
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fast4_256
-.Laesgen_aesni_face_r1_xor_stream_outside_run_10:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_spent4_256
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	movdqa	352(%rdi), %xmm4
-	movq	%rax, %xmm3
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm3
-	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm3
-	movdqa	%xmm3, %xmm0
-	movdqa	%xmm3, %xmm1
-	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	%xmm3, %xmm2
-	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus2(%rip), %xmm2
-	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus3(%rip), %xmm3
-	movdqa	(%rdi), %xmm5
-	pxor	%xmm5, %xmm0
-	pxor	%xmm5, %xmm1
-	pxor	%xmm5, %xmm2
-	pxor	%xmm5, %xmm3
-	movdqa	16(%rdi), %xmm5
-	aesenc	%xmm5, %xmm0
-	aesenc	%xmm5, %xmm1
-	aesenc	%xmm5, %xmm2
-	aesenc	%xmm5, %xmm3
-	movdqa	%xmm0, %xmm5
-	pxor	%xmm4, %xmm5
-	movd	%xmm5, (%r10)
-	movdqa	%xmm1, %xmm5
-	pxor	%xmm4, %xmm5
-	movd	%xmm5, 4(%r10)
-	movdqa	%xmm2, %xmm5
-	pxor	%xmm4, %xmm5
-	movd	%xmm5, 8(%r10)
-	movdqa	%xmm3, %xmm5
-	pxor	%xmm4, %xmm5
-	movd	%xmm5, 12(%r10)
-	movdqa	32(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	48(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	64(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	80(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	96(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	112(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	128(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	144(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	160(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	176(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	192(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	208(%rdi), %xmm4
-	aesenc	%xmm4, %xmm0
-	aesenc	%xmm4, %xmm1
-	aesenc	%xmm4, %xmm2
-	aesenc	%xmm4, %xmm3
-	movdqa	224(%rdi), %xmm4
-	aesenclast	%xmm4, %xmm0
-	aesenclast	%xmm4, %xmm1
-	aesenclast	%xmm4, %xmm2
-	aesenclast	%xmm4, %xmm3
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_10
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_10
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r1_xor_stream_run_grown_10:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_10
-.Laesgen_aesni_face_r1_xor_stream_run_restart_10:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_aesni_face_r1_xor_stream_run_done_10:
-	movdqu	(%rdx), %xmm4
-	pxor	%xmm4, %xmm0
-	movdqu	%xmm0, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	movdqu	32(%rdx), %xmm0
-	pxor	%xmm0, %xmm2
-	movdqu	%xmm2, 32(%rsi)
-	movdqu	48(%rdx), %xmm0
-	pxor	%xmm0, %xmm3
-	movdqu	%xmm3, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
-.Laesgen_aesni_face_r1_xor_stream_spent4_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_aesni_face_r1_xor_stream_spent_again4_256:
+	ja	.Laesgen_aesni_face_r1_xor_stream_plain_try2_256
 	testq	$3, %r9
-	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_256
+	jne	.Laesgen_aesni_face_r1_xor_stream_plain_unaligned4_256
+.Laesgen_aesni_face_r1_xor_stream_plain_fast4_256:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -5232,8 +5543,8 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_256
-.Laesgen_aesni_face_r1_xor_stream_spent_unaligned4_256:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top256
+.Laesgen_aesni_face_r1_xor_stream_plain_unaligned4_256:
 	movq	%rax, %xmm3
 	movq	%r8, %xmm0
 	punpcklqdq	%xmm0, %xmm3
@@ -5336,201 +5647,15 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next4_256
-.Laesgen_aesni_face_r1_xor_stream_spent_next4_256:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_top256
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_top256
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again4_256
-.Laesgen_aesni_face_r1_xor_stream_try2_256:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top256
+.Laesgen_aesni_face_r1_xor_stream_plain_try2_256:
 	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_single256
+	jb	.Laesgen_aesni_face_r1_xor_stream_plain_single256
 	cmpq	$254, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_single256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_fill2_256
-.Laesgen_aesni_face_r1_xor_stream_fast2_256:
-	leaq	384(%rdi,%r9,4), %r9
-	movdqa	352(%rdi), %xmm2
-	movd	(%r9), %xmm0
-	pxor	%xmm2, %xmm0
-	movd	4(%r9), %xmm1
-	pxor	%xmm2, %xmm1
-	movdqa	32(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	48(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	64(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	80(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	96(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	112(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	128(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	144(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	160(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	176(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	192(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	208(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	224(%rdi), %xmm2
-	aesenclast	%xmm2, %xmm0
-	aesenclast	%xmm2, %xmm1
-	movdqu	(%rdx), %xmm2
-	pxor	%xmm2, %xmm0
-	movdqu	%xmm0, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
-.Laesgen_aesni_face_r1_xor_stream_fill2_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_11
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r1_xor_stream_fast2_256
-.Laesgen_aesni_face_r1_xor_stream_outside_run_11:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_spent2_256
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	movdqa	352(%rdi), %xmm2
-	movq	%rax, %xmm1
-	movq	%r8, %xmm0
-	punpcklqdq	%xmm0, %xmm1
-	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm1
-	movdqa	%xmm1, %xmm0
-	paddb	.Laesgen_aesni_face_r1_xor_stream_lanes128_plus1(%rip), %xmm1
-	movdqa	(%rdi), %xmm3
-	pxor	%xmm3, %xmm0
-	pxor	%xmm3, %xmm1
-	movdqa	16(%rdi), %xmm3
-	aesenc	%xmm3, %xmm0
-	aesenc	%xmm3, %xmm1
-	movdqa	%xmm0, %xmm3
-	pxor	%xmm2, %xmm3
-	movd	%xmm3, (%r10)
-	movdqa	%xmm1, %xmm3
-	pxor	%xmm2, %xmm3
-	movd	%xmm3, 4(%r10)
-	movdqa	32(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	48(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	64(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	80(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	96(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	112(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	128(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	144(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	160(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	176(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	192(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	208(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	aesenc	%xmm2, %xmm1
-	movdqa	224(%rdi), %xmm2
-	aesenclast	%xmm2, %xmm0
-	aesenclast	%xmm2, %xmm1
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_11
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_11
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r1_xor_stream_run_grown_11:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_11
-.Laesgen_aesni_face_r1_xor_stream_run_restart_11:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_aesni_face_r1_xor_stream_run_done_11:
-	movdqu	(%rdx), %xmm2
-	pxor	%xmm2, %xmm0
-	movdqu	%xmm0, (%rsi)
-	movdqu	16(%rdx), %xmm0
-	pxor	%xmm0, %xmm1
-	movdqu	%xmm1, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
-.Laesgen_aesni_face_r1_xor_stream_spent2_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_aesni_face_r1_xor_stream_spent_again2_256:
+	ja	.Laesgen_aesni_face_r1_xor_stream_plain_single256
 	testq	$1, %r9
-	jne	.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_256
+	jne	.Laesgen_aesni_face_r1_xor_stream_plain_unaligned2_256
+.Laesgen_aesni_face_r1_xor_stream_plain_fast2_256:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -5593,8 +5718,8 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_256
-.Laesgen_aesni_face_r1_xor_stream_spent_unaligned2_256:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top256
+.Laesgen_aesni_face_r1_xor_stream_plain_unaligned2_256:
 	movq	%rax, %xmm1
 	movq	%r8, %xmm0
 	punpcklqdq	%xmm0, %xmm1
@@ -5657,181 +5782,8 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_next2_256
-.Laesgen_aesni_face_r1_xor_stream_spent_next2_256:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r1_xor_stream_top256
-	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_top256
-	jmp	.Laesgen_aesni_face_r1_xor_stream_spent_again2_256
-.Laesgen_aesni_face_r1_xor_stream_single256:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r1_xor_stream_single_fill256
-.Laesgen_aesni_face_r1_xor_stream_single_fast256:
-	leaq	384(%rdi,%r9,4), %r9
-	movdqa	352(%rdi), %xmm1
-	movd	(%r9), %xmm0
-	pxor	%xmm1, %xmm0
-	movdqa	32(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	48(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	64(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	80(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	96(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	112(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	128(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	144(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	160(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	176(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	192(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	208(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	224(%rdi), %xmm1
-	aesenclast	%xmm1, %xmm0
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_7
-	movdqu	(%rdx), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
-.Laesgen_aesni_face_r1_xor_stream_partial_7:
-	movdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r1_xor_stream_partial_byte_7:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_7
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_end256
-.Laesgen_aesni_face_r1_xor_stream_single_fill256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r1_xor_stream_outside_run_12
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r1_xor_stream_single_fast256
-.Laesgen_aesni_face_r1_xor_stream_outside_run_12:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r1_xor_stream_single_spent256
-	subq	$1, 344(%rdi)
-	leaq	384(%rdi,%r9,4), %r10
-	movdqa	352(%rdi), %xmm1
-	movq	%rax, %xmm0
-	movq	%r8, %xmm2
-	punpcklqdq	%xmm2, %xmm0
-	pshufb	.Laesgen_aesni_face_r1_xor_stream_bswap128(%rip), %xmm0
-	movdqa	(%rdi), %xmm2
-	pxor	%xmm2, %xmm0
-	movdqa	16(%rdi), %xmm2
-	aesenc	%xmm2, %xmm0
-	movdqa	%xmm0, %xmm2
-	pxor	%xmm1, %xmm2
-	movd	%xmm2, (%r10)
-	movdqa	32(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	48(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	64(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	80(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	96(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	112(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	128(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	144(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	160(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	176(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	192(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	208(%rdi), %xmm1
-	aesenc	%xmm1, %xmm0
-	movdqa	224(%rdi), %xmm1
-	aesenclast	%xmm1, %xmm0
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r1_xor_stream_run_restart_12
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r1_xor_stream_run_grown_12
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r1_xor_stream_run_grown_12:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_run_done_12
-.Laesgen_aesni_face_r1_xor_stream_run_restart_12:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_aesni_face_r1_xor_stream_run_done_12:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_8
-	movdqu	(%rdx), %xmm1
-	pxor	%xmm1, %xmm0
-	movdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
-.Laesgen_aesni_face_r1_xor_stream_partial_8:
-	movdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r1_xor_stream_partial_byte_8:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_8
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_end256
-.Laesgen_aesni_face_r1_xor_stream_single_spent256:
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top256
+.Laesgen_aesni_face_r1_xor_stream_plain_single256:
 	movq	%rax, %xmm0
 	movq	%r8, %xmm1
 	punpcklqdq	%xmm1, %xmm0
@@ -5876,7 +5828,7 @@ aesgen_aesni_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_top256
 .Laesgen_aesni_face_r1_xor_stream_partial_9:
 	movdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
@@ -5889,10 +5841,13 @@ aesgen_aesni_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r1_xor_stream_partial_byte_9
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r1_xor_stream_end256
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r1_xor_stream_plain_end256
+.Laesgen_aesni_face_r1_xor_stream_plain_end256:
+	movq	%r11, %rcx
+	jmp	.Laesgen_aesni_face_r1_xor_stream_top256
 .Laesgen_aesni_face_r1_xor_stream_end256:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)

@@ -880,7 +880,7 @@ aesgen_aesni_face_r2_xor_stream:
 	jbe	.Laesgen_aesni_face_r2_xor_stream_fast8_128
 .Laesgen_aesni_face_r2_xor_stream_outside_run:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_spent8_128
+	je	.Laesgen_aesni_face_r2_xor_stream_plain128
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -1054,18 +1054,514 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
-.Laesgen_aesni_face_r2_xor_stream_spent8_128:
+.Laesgen_aesni_face_r2_xor_stream_try4_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_try2_128
+	cmpq	$252, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_try2_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r2_xor_stream_fill4_128
+.Laesgen_aesni_face_r2_xor_stream_fast4_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa	368(%rdi), %xmm3
+	vpxor	(%r9), %xmm3, %xmm0
+	vpxor	16(%r9), %xmm3, %xmm1
+	vpxor	32(%r9), %xmm3, %xmm2
+	vpxor	48(%r9), %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+.Laesgen_aesni_face_r2_xor_stream_fill4_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_128
+.Laesgen_aesni_face_r2_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa	368(%rdi), %xmm4
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	(%rdi), %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	16(%rdi), %xmm5
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm5
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm5
+	vmovdqa	%xmm5, (%r10)
+	vpxor	%xmm4, %xmm1, %xmm5
+	vmovdqa	%xmm5, 16(%r10)
+	vpxor	%xmm4, %xmm2, %xmm5
+	vmovdqa	%xmm5, 32(%r10)
+	vpxor	%xmm4, %xmm3, %xmm5
+	vmovdqa	%xmm5, 48(%r10)
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_2
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_2
+.Laesgen_aesni_face_r2_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_2:
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+.Laesgen_aesni_face_r2_xor_stream_try2_128:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_single128
+	cmpq	$254, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_single128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r2_xor_stream_fill2_128
+.Laesgen_aesni_face_r2_xor_stream_fast2_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa	368(%rdi), %xmm1
+	vpxor	(%r9), %xmm1, %xmm0
+	vpxor	16(%r9), %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+.Laesgen_aesni_face_r2_xor_stream_fill2_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_128
+.Laesgen_aesni_face_r2_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa	368(%rdi), %xmm2
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm0, %xmm3
+	vmovdqa	%xmm3, (%r10)
+	vpxor	%xmm2, %xmm1, %xmm3
+	vmovdqa	%xmm3, 16(%r10)
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_3
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_3
+.Laesgen_aesni_face_r2_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_3:
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+.Laesgen_aesni_face_r2_xor_stream_single128:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill128
+.Laesgen_aesni_face_r2_xor_stream_single_fast128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa	368(%rdi), %xmm0
+	vpxor	(%r9), %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+.Laesgen_aesni_face_r2_xor_stream_partial:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r2_xor_stream_partial_byte:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_end128
+.Laesgen_aesni_face_r2_xor_stream_single_fill128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast128
+.Laesgen_aesni_face_r2_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa	368(%rdi), %xmm1
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm2
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm1
+	vmovdqa	%xmm1, (%r10)
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_4
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_4
+.Laesgen_aesni_face_r2_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_4:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_2
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+.Laesgen_aesni_face_r2_xor_stream_partial_2:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r2_xor_stream_partial_byte_2:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_2
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_end128
+.Laesgen_aesni_face_r2_xor_stream_plain128:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_aesni_face_r2_xor_stream_spent_again8_128:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_aesni_face_r2_xor_stream_plain_top128:
+	testq	%rcx, %rcx
+	je	.Laesgen_aesni_face_r2_xor_stream_plain_end128
+	movzbl	%al, %r9d
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_plain_try4_128
+	cmpq	$248, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_plain_try4_128
 	testq	$7, %r9
-	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_128
+	jne	.Laesgen_aesni_face_r2_xor_stream_plain_unaligned8_128
+.Laesgen_aesni_face_r2_xor_stream_plain_fast8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1190,8 +1686,8 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_128
-.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_128:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top128
+.Laesgen_aesni_face_r2_xor_stream_plain_unaligned8_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1323,222 +1819,15 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_128
-.Laesgen_aesni_face_r2_xor_stream_spent_next8_128:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_top128
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_top128
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again8_128
-.Laesgen_aesni_face_r2_xor_stream_try4_128:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top128
+.Laesgen_aesni_face_r2_xor_stream_plain_try4_128:
 	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_try2_128
+	jb	.Laesgen_aesni_face_r2_xor_stream_plain_try2_128
 	cmpq	$252, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_try2_128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r2_xor_stream_fill4_128
-.Laesgen_aesni_face_r2_xor_stream_fast4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa	368(%rdi), %xmm3
-	vpxor	(%r9), %xmm3, %xmm0
-	vpxor	16(%r9), %xmm3, %xmm1
-	vpxor	32(%r9), %xmm3, %xmm2
-	vpxor	48(%r9), %xmm3, %xmm3
-	vmovdqa	48(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	64(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	80(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	96(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	112(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	128(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	144(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	160(%rdi), %xmm4
-	vaesenclast	%xmm4, %xmm0, %xmm0
-	vaesenclast	%xmm4, %xmm1, %xmm1
-	vaesenclast	%xmm4, %xmm2, %xmm2
-	vaesenclast	%xmm4, %xmm3, %xmm3
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	vpxor	16(%rdx), %xmm1, %xmm1
-	vmovdqu	%xmm1, 16(%rsi)
-	vpxor	32(%rdx), %xmm2, %xmm2
-	vmovdqu	%xmm2, 32(%rsi)
-	vpxor	48(%rdx), %xmm3, %xmm3
-	vmovdqu	%xmm3, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
-.Laesgen_aesni_face_r2_xor_stream_fill4_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_2
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_128
-.Laesgen_aesni_face_r2_xor_stream_outside_run_2:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_spent4_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa	368(%rdi), %xmm4
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
-	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
-	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
-	vmovdqa	(%rdi), %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm5, %xmm3, %xmm3
-	vmovdqa	16(%rdi), %xmm5
-	vaesenc	%xmm5, %xmm0, %xmm0
-	vaesenc	%xmm5, %xmm1, %xmm1
-	vaesenc	%xmm5, %xmm2, %xmm2
-	vaesenc	%xmm5, %xmm3, %xmm3
-	vmovdqa	32(%rdi), %xmm5
-	vaesenc	%xmm5, %xmm0, %xmm0
-	vaesenc	%xmm5, %xmm1, %xmm1
-	vaesenc	%xmm5, %xmm2, %xmm2
-	vaesenc	%xmm5, %xmm3, %xmm3
-	vpxor	%xmm4, %xmm0, %xmm5
-	vmovdqa	%xmm5, (%r10)
-	vpxor	%xmm4, %xmm1, %xmm5
-	vmovdqa	%xmm5, 16(%r10)
-	vpxor	%xmm4, %xmm2, %xmm5
-	vmovdqa	%xmm5, 32(%r10)
-	vpxor	%xmm4, %xmm3, %xmm5
-	vmovdqa	%xmm5, 48(%r10)
-	vmovdqa	48(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	64(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	80(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	96(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	112(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	128(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	144(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	160(%rdi), %xmm4
-	vaesenclast	%xmm4, %xmm0, %xmm0
-	vaesenclast	%xmm4, %xmm1, %xmm1
-	vaesenclast	%xmm4, %xmm2, %xmm2
-	vaesenclast	%xmm4, %xmm3, %xmm3
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_2
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_2
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r2_xor_stream_run_grown_2:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_2
-.Laesgen_aesni_face_r2_xor_stream_run_restart_2:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_aesni_face_r2_xor_stream_run_done_2:
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	vpxor	16(%rdx), %xmm1, %xmm1
-	vmovdqu	%xmm1, 16(%rsi)
-	vpxor	32(%rdx), %xmm2, %xmm2
-	vmovdqu	%xmm2, 32(%rsi)
-	vpxor	48(%rdx), %xmm3, %xmm3
-	vmovdqu	%xmm3, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
-.Laesgen_aesni_face_r2_xor_stream_spent4_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_aesni_face_r2_xor_stream_spent_again4_128:
+	ja	.Laesgen_aesni_face_r2_xor_stream_plain_try2_128
 	testq	$3, %r9
-	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_128
+	jne	.Laesgen_aesni_face_r2_xor_stream_plain_unaligned4_128
+.Laesgen_aesni_face_r2_xor_stream_plain_fast4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1611,8 +1900,8 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_128
-.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_128:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top128
+.Laesgen_aesni_face_r2_xor_stream_plain_unaligned4_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1688,168 +1977,15 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_128
-.Laesgen_aesni_face_r2_xor_stream_spent_next4_128:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_top128
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_top128
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again4_128
-.Laesgen_aesni_face_r2_xor_stream_try2_128:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top128
+.Laesgen_aesni_face_r2_xor_stream_plain_try2_128:
 	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_single128
+	jb	.Laesgen_aesni_face_r2_xor_stream_plain_single128
 	cmpq	$254, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_single128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r2_xor_stream_fill2_128
-.Laesgen_aesni_face_r2_xor_stream_fast2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa	368(%rdi), %xmm1
-	vpxor	(%r9), %xmm1, %xmm0
-	vpxor	16(%r9), %xmm1, %xmm1
-	vmovdqa	48(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	64(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	80(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	96(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	112(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	128(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	144(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	160(%rdi), %xmm2
-	vaesenclast	%xmm2, %xmm0, %xmm0
-	vaesenclast	%xmm2, %xmm1, %xmm1
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	vpxor	16(%rdx), %xmm1, %xmm1
-	vmovdqu	%xmm1, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
-.Laesgen_aesni_face_r2_xor_stream_fill2_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_3
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_128
-.Laesgen_aesni_face_r2_xor_stream_outside_run_3:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_spent2_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa	368(%rdi), %xmm2
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm0, %xmm0
-	vaesenc	%xmm3, %xmm1, %xmm1
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm0, %xmm0
-	vaesenc	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm0, %xmm3
-	vmovdqa	%xmm3, (%r10)
-	vpxor	%xmm2, %xmm1, %xmm3
-	vmovdqa	%xmm3, 16(%r10)
-	vmovdqa	48(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	64(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	80(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	96(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	112(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	128(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	144(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	160(%rdi), %xmm2
-	vaesenclast	%xmm2, %xmm0, %xmm0
-	vaesenclast	%xmm2, %xmm1, %xmm1
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_3
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_3
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r2_xor_stream_run_grown_3:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_3
-.Laesgen_aesni_face_r2_xor_stream_run_restart_3:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_aesni_face_r2_xor_stream_run_done_3:
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	vpxor	16(%rdx), %xmm1, %xmm1
-	vmovdqu	%xmm1, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
-.Laesgen_aesni_face_r2_xor_stream_spent2_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_aesni_face_r2_xor_stream_spent_again2_128:
+	ja	.Laesgen_aesni_face_r2_xor_stream_plain_single128
 	testq	$1, %r9
-	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_128
+	jne	.Laesgen_aesni_face_r2_xor_stream_plain_unaligned2_128
+.Laesgen_aesni_face_r2_xor_stream_plain_fast2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1896,8 +2032,8 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_128
-.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_128:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top128
+.Laesgen_aesni_face_r2_xor_stream_plain_unaligned2_128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -1945,162 +2081,8 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_128
-.Laesgen_aesni_face_r2_xor_stream_spent_next2_128:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_top128
-	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_top128
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again2_128
-.Laesgen_aesni_face_r2_xor_stream_single128:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill128
-.Laesgen_aesni_face_r2_xor_stream_single_fast128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa	368(%rdi), %xmm0
-	vpxor	(%r9), %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
-	vaesenclast	%xmm1, %xmm0, %xmm0
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
-.Laesgen_aesni_face_r2_xor_stream_partial:
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r2_xor_stream_partial_byte:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_end128
-.Laesgen_aesni_face_r2_xor_stream_single_fill128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_4
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast128
-.Laesgen_aesni_face_r2_xor_stream_outside_run_4:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_single_spent128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa	368(%rdi), %xmm1
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	(%rdi), %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r10)
-	vmovdqa	48(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
-	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_4
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_4
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r2_xor_stream_run_grown_4:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_4
-.Laesgen_aesni_face_r2_xor_stream_run_restart_4:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_aesni_face_r2_xor_stream_run_done_4:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_2
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
-.Laesgen_aesni_face_r2_xor_stream_partial_2:
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r2_xor_stream_partial_byte_2:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_2
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_end128
-.Laesgen_aesni_face_r2_xor_stream_single_spent128:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top128
+.Laesgen_aesni_face_r2_xor_stream_plain_single128:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2136,7 +2118,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top128
 .Laesgen_aesni_face_r2_xor_stream_partial_3:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
@@ -2149,10 +2131,13 @@ aesgen_aesni_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_3
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_end128
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_end128
+.Laesgen_aesni_face_r2_xor_stream_plain_end128:
+	movq	%r11, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top128
 .Laesgen_aesni_face_r2_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -2349,7 +2334,7 @@ aesgen_aesni_face_r2_xor_stream:
 	jbe	.Laesgen_aesni_face_r2_xor_stream_fast8_192
 .Laesgen_aesni_face_r2_xor_stream_outside_run_5:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_spent8_192
+	je	.Laesgen_aesni_face_r2_xor_stream_plain192
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -2541,18 +2526,554 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
-.Laesgen_aesni_face_r2_xor_stream_spent8_192:
+.Laesgen_aesni_face_r2_xor_stream_try4_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_try2_192
+	cmpq	$252, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_try2_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r2_xor_stream_fill4_192
+.Laesgen_aesni_face_r2_xor_stream_fast4_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa	368(%rdi), %xmm3
+	vpxor	(%r9), %xmm3, %xmm0
+	vpxor	16(%r9), %xmm3, %xmm1
+	vpxor	32(%r9), %xmm3, %xmm2
+	vpxor	48(%r9), %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+.Laesgen_aesni_face_r2_xor_stream_fill4_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_6
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_192
+.Laesgen_aesni_face_r2_xor_stream_outside_run_6:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa	368(%rdi), %xmm4
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	(%rdi), %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	16(%rdi), %xmm5
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm5
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm5
+	vmovdqa	%xmm5, (%r10)
+	vpxor	%xmm4, %xmm1, %xmm5
+	vmovdqa	%xmm5, 16(%r10)
+	vpxor	%xmm4, %xmm2, %xmm5
+	vmovdqa	%xmm5, 32(%r10)
+	vpxor	%xmm4, %xmm3, %xmm5
+	vmovdqa	%xmm5, 48(%r10)
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_6
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_6
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_6:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_6
+.Laesgen_aesni_face_r2_xor_stream_run_restart_6:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_6:
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+.Laesgen_aesni_face_r2_xor_stream_try2_192:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_single192
+	cmpq	$254, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_single192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r2_xor_stream_fill2_192
+.Laesgen_aesni_face_r2_xor_stream_fast2_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa	368(%rdi), %xmm1
+	vpxor	(%r9), %xmm1, %xmm0
+	vpxor	16(%r9), %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+.Laesgen_aesni_face_r2_xor_stream_fill2_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_192
+.Laesgen_aesni_face_r2_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa	368(%rdi), %xmm2
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm0, %xmm3
+	vmovdqa	%xmm3, (%r10)
+	vpxor	%xmm2, %xmm1, %xmm3
+	vmovdqa	%xmm3, 16(%r10)
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_7
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_7
+.Laesgen_aesni_face_r2_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_7:
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+.Laesgen_aesni_face_r2_xor_stream_single192:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill192
+.Laesgen_aesni_face_r2_xor_stream_single_fast192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa	368(%rdi), %xmm0
+	vpxor	(%r9), %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_4
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+.Laesgen_aesni_face_r2_xor_stream_partial_4:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r2_xor_stream_partial_byte_4:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_4
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_end192
+.Laesgen_aesni_face_r2_xor_stream_single_fill192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast192
+.Laesgen_aesni_face_r2_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa	368(%rdi), %xmm1
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm2
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm1
+	vmovdqa	%xmm1, (%r10)
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_8
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_8
+.Laesgen_aesni_face_r2_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_8:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_5
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+.Laesgen_aesni_face_r2_xor_stream_partial_5:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r2_xor_stream_partial_byte_5:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_5
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_end192
+.Laesgen_aesni_face_r2_xor_stream_plain192:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_aesni_face_r2_xor_stream_spent_again8_192:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_aesni_face_r2_xor_stream_plain_top192:
+	testq	%rcx, %rcx
+	je	.Laesgen_aesni_face_r2_xor_stream_plain_end192
+	movzbl	%al, %r9d
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_plain_try4_192
+	cmpq	$248, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_plain_try4_192
 	testq	$7, %r9
-	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_192
+	jne	.Laesgen_aesni_face_r2_xor_stream_plain_unaligned8_192
+.Laesgen_aesni_face_r2_xor_stream_plain_fast8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2695,8 +3216,8 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_192
-.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_192:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top192
+.Laesgen_aesni_face_r2_xor_stream_plain_unaligned8_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -2846,242 +3367,15 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_192
-.Laesgen_aesni_face_r2_xor_stream_spent_next8_192:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_top192
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_top192
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again8_192
-.Laesgen_aesni_face_r2_xor_stream_try4_192:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top192
+.Laesgen_aesni_face_r2_xor_stream_plain_try4_192:
 	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_try2_192
+	jb	.Laesgen_aesni_face_r2_xor_stream_plain_try2_192
 	cmpq	$252, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_try2_192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r2_xor_stream_fill4_192
-.Laesgen_aesni_face_r2_xor_stream_fast4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa	368(%rdi), %xmm3
-	vpxor	(%r9), %xmm3, %xmm0
-	vpxor	16(%r9), %xmm3, %xmm1
-	vpxor	32(%r9), %xmm3, %xmm2
-	vpxor	48(%r9), %xmm3, %xmm3
-	vmovdqa	48(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	64(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	80(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	96(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	112(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	128(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	144(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	160(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	176(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	192(%rdi), %xmm4
-	vaesenclast	%xmm4, %xmm0, %xmm0
-	vaesenclast	%xmm4, %xmm1, %xmm1
-	vaesenclast	%xmm4, %xmm2, %xmm2
-	vaesenclast	%xmm4, %xmm3, %xmm3
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	vpxor	16(%rdx), %xmm1, %xmm1
-	vmovdqu	%xmm1, 16(%rsi)
-	vpxor	32(%rdx), %xmm2, %xmm2
-	vmovdqu	%xmm2, 32(%rsi)
-	vpxor	48(%rdx), %xmm3, %xmm3
-	vmovdqu	%xmm3, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
-.Laesgen_aesni_face_r2_xor_stream_fill4_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_6
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_192
-.Laesgen_aesni_face_r2_xor_stream_outside_run_6:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_spent4_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa	368(%rdi), %xmm4
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
-	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
-	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
-	vmovdqa	(%rdi), %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm5, %xmm3, %xmm3
-	vmovdqa	16(%rdi), %xmm5
-	vaesenc	%xmm5, %xmm0, %xmm0
-	vaesenc	%xmm5, %xmm1, %xmm1
-	vaesenc	%xmm5, %xmm2, %xmm2
-	vaesenc	%xmm5, %xmm3, %xmm3
-	vmovdqa	32(%rdi), %xmm5
-	vaesenc	%xmm5, %xmm0, %xmm0
-	vaesenc	%xmm5, %xmm1, %xmm1
-	vaesenc	%xmm5, %xmm2, %xmm2
-	vaesenc	%xmm5, %xmm3, %xmm3
-	vpxor	%xmm4, %xmm0, %xmm5
-	vmovdqa	%xmm5, (%r10)
-	vpxor	%xmm4, %xmm1, %xmm5
-	vmovdqa	%xmm5, 16(%r10)
-	vpxor	%xmm4, %xmm2, %xmm5
-	vmovdqa	%xmm5, 32(%r10)
-	vpxor	%xmm4, %xmm3, %xmm5
-	vmovdqa	%xmm5, 48(%r10)
-	vmovdqa	48(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	64(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	80(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	96(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	112(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	128(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	144(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	160(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	176(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	192(%rdi), %xmm4
-	vaesenclast	%xmm4, %xmm0, %xmm0
-	vaesenclast	%xmm4, %xmm1, %xmm1
-	vaesenclast	%xmm4, %xmm2, %xmm2
-	vaesenclast	%xmm4, %xmm3, %xmm3
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_6
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_6
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r2_xor_stream_run_grown_6:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_6
-.Laesgen_aesni_face_r2_xor_stream_run_restart_6:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_aesni_face_r2_xor_stream_run_done_6:
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	vpxor	16(%rdx), %xmm1, %xmm1
-	vmovdqu	%xmm1, 16(%rsi)
-	vpxor	32(%rdx), %xmm2, %xmm2
-	vmovdqu	%xmm2, 32(%rsi)
-	vpxor	48(%rdx), %xmm3, %xmm3
-	vmovdqu	%xmm3, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
-.Laesgen_aesni_face_r2_xor_stream_spent4_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_aesni_face_r2_xor_stream_spent_again4_192:
+	ja	.Laesgen_aesni_face_r2_xor_stream_plain_try2_192
 	testq	$3, %r9
-	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_192
+	jne	.Laesgen_aesni_face_r2_xor_stream_plain_unaligned4_192
+.Laesgen_aesni_face_r2_xor_stream_plain_fast4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -3164,8 +3458,8 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_192
-.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_192:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top192
+.Laesgen_aesni_face_r2_xor_stream_plain_unaligned4_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -3251,180 +3545,15 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_192
-.Laesgen_aesni_face_r2_xor_stream_spent_next4_192:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_top192
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_top192
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again4_192
-.Laesgen_aesni_face_r2_xor_stream_try2_192:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top192
+.Laesgen_aesni_face_r2_xor_stream_plain_try2_192:
 	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_single192
+	jb	.Laesgen_aesni_face_r2_xor_stream_plain_single192
 	cmpq	$254, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_single192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r2_xor_stream_fill2_192
-.Laesgen_aesni_face_r2_xor_stream_fast2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa	368(%rdi), %xmm1
-	vpxor	(%r9), %xmm1, %xmm0
-	vpxor	16(%r9), %xmm1, %xmm1
-	vmovdqa	48(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	64(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	80(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	96(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	112(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	128(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	144(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	160(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	176(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	192(%rdi), %xmm2
-	vaesenclast	%xmm2, %xmm0, %xmm0
-	vaesenclast	%xmm2, %xmm1, %xmm1
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	vpxor	16(%rdx), %xmm1, %xmm1
-	vmovdqu	%xmm1, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
-.Laesgen_aesni_face_r2_xor_stream_fill2_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_7
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_192
-.Laesgen_aesni_face_r2_xor_stream_outside_run_7:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_spent2_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa	368(%rdi), %xmm2
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm0, %xmm0
-	vaesenc	%xmm3, %xmm1, %xmm1
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm0, %xmm0
-	vaesenc	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm0, %xmm3
-	vmovdqa	%xmm3, (%r10)
-	vpxor	%xmm2, %xmm1, %xmm3
-	vmovdqa	%xmm3, 16(%r10)
-	vmovdqa	48(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	64(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	80(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	96(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	112(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	128(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	144(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	160(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	176(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	192(%rdi), %xmm2
-	vaesenclast	%xmm2, %xmm0, %xmm0
-	vaesenclast	%xmm2, %xmm1, %xmm1
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_7
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_7
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r2_xor_stream_run_grown_7:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_7
-.Laesgen_aesni_face_r2_xor_stream_run_restart_7:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_aesni_face_r2_xor_stream_run_done_7:
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	vpxor	16(%rdx), %xmm1, %xmm1
-	vmovdqu	%xmm1, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
-.Laesgen_aesni_face_r2_xor_stream_spent2_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_aesni_face_r2_xor_stream_spent_again2_192:
+	ja	.Laesgen_aesni_face_r2_xor_stream_plain_single192
 	testq	$1, %r9
-	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_192
+	jne	.Laesgen_aesni_face_r2_xor_stream_plain_unaligned2_192
+.Laesgen_aesni_face_r2_xor_stream_plain_fast2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -3477,8 +3606,8 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_192
-.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_192:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top192
+.Laesgen_aesni_face_r2_xor_stream_plain_unaligned2_192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -3532,170 +3661,8 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_192
-.Laesgen_aesni_face_r2_xor_stream_spent_next2_192:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_top192
-	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_top192
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again2_192
-.Laesgen_aesni_face_r2_xor_stream_single192:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill192
-.Laesgen_aesni_face_r2_xor_stream_single_fast192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa	368(%rdi), %xmm0
-	vpxor	(%r9), %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
-	vaesenclast	%xmm1, %xmm0, %xmm0
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_4
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
-.Laesgen_aesni_face_r2_xor_stream_partial_4:
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r2_xor_stream_partial_byte_4:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_4
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_end192
-.Laesgen_aesni_face_r2_xor_stream_single_fill192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_8
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast192
-.Laesgen_aesni_face_r2_xor_stream_outside_run_8:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_single_spent192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa	368(%rdi), %xmm1
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	(%rdi), %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r10)
-	vmovdqa	48(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
-	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_8
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_8
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r2_xor_stream_run_grown_8:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_8
-.Laesgen_aesni_face_r2_xor_stream_run_restart_8:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_aesni_face_r2_xor_stream_run_done_8:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_5
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
-.Laesgen_aesni_face_r2_xor_stream_partial_5:
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r2_xor_stream_partial_byte_5:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_5
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_end192
-.Laesgen_aesni_face_r2_xor_stream_single_spent192:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top192
+.Laesgen_aesni_face_r2_xor_stream_plain_single192:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -3735,7 +3702,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top192
 .Laesgen_aesni_face_r2_xor_stream_partial_6:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
@@ -3748,10 +3715,13 @@ aesgen_aesni_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_6
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_end192
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_end192
+.Laesgen_aesni_face_r2_xor_stream_plain_end192:
+	movq	%r11, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top192
 .Laesgen_aesni_face_r2_xor_stream_end192:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -3966,7 +3936,7 @@ aesgen_aesni_face_r2_xor_stream:
 	jbe	.Laesgen_aesni_face_r2_xor_stream_fast8_256
 .Laesgen_aesni_face_r2_xor_stream_outside_run_9:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_spent8_256
+	je	.Laesgen_aesni_face_r2_xor_stream_plain256
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -4176,18 +4146,594 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rsi
 	subq	$128, %rcx
 	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
-.Laesgen_aesni_face_r2_xor_stream_spent8_256:
+.Laesgen_aesni_face_r2_xor_stream_try4_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_try2_256
+	cmpq	$252, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_try2_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r2_xor_stream_fill4_256
+.Laesgen_aesni_face_r2_xor_stream_fast4_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa	368(%rdi), %xmm3
+	vpxor	(%r9), %xmm3, %xmm0
+	vpxor	16(%r9), %xmm3, %xmm1
+	vpxor	32(%r9), %xmm3, %xmm2
+	vpxor	48(%r9), %xmm3, %xmm3
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	208(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	224(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+.Laesgen_aesni_face_r2_xor_stream_fill4_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_256
+.Laesgen_aesni_face_r2_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa	368(%rdi), %xmm4
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
+	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
+	vmovdqa	(%rdi), %xmm5
+	vpxor	%xmm5, %xmm0, %xmm0
+	vpxor	%xmm5, %xmm1, %xmm1
+	vpxor	%xmm5, %xmm2, %xmm2
+	vpxor	%xmm5, %xmm3, %xmm3
+	vmovdqa	16(%rdi), %xmm5
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vmovdqa	32(%rdi), %xmm5
+	vaesenc	%xmm5, %xmm0, %xmm0
+	vaesenc	%xmm5, %xmm1, %xmm1
+	vaesenc	%xmm5, %xmm2, %xmm2
+	vaesenc	%xmm5, %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm5
+	vmovdqa	%xmm5, (%r10)
+	vpxor	%xmm4, %xmm1, %xmm5
+	vmovdqa	%xmm5, 16(%r10)
+	vpxor	%xmm4, %xmm2, %xmm5
+	vmovdqa	%xmm5, 32(%r10)
+	vpxor	%xmm4, %xmm3, %xmm5
+	vmovdqa	%xmm5, 48(%r10)
+	vmovdqa	48(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	64(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	80(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	96(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	112(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	128(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	144(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	160(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	176(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	192(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	208(%rdi), %xmm4
+	vaesenc	%xmm4, %xmm0, %xmm0
+	vaesenc	%xmm4, %xmm1, %xmm1
+	vaesenc	%xmm4, %xmm2, %xmm2
+	vaesenc	%xmm4, %xmm3, %xmm3
+	vmovdqa	224(%rdi), %xmm4
+	vaesenclast	%xmm4, %xmm0, %xmm0
+	vaesenclast	%xmm4, %xmm1, %xmm1
+	vaesenclast	%xmm4, %xmm2, %xmm2
+	vaesenclast	%xmm4, %xmm3, %xmm3
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_10
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_10
+.Laesgen_aesni_face_r2_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_10:
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	vpxor	32(%rdx), %xmm2, %xmm2
+	vmovdqu	%xmm2, 32(%rsi)
+	vpxor	48(%rdx), %xmm3, %xmm3
+	vmovdqu	%xmm3, 48(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+.Laesgen_aesni_face_r2_xor_stream_try2_256:
+	cmpq	$32, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_single256
+	cmpq	$254, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_single256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r2_xor_stream_fill2_256
+.Laesgen_aesni_face_r2_xor_stream_fast2_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa	368(%rdi), %xmm1
+	vpxor	(%r9), %xmm1, %xmm0
+	vpxor	16(%r9), %xmm1, %xmm1
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	208(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	224(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+.Laesgen_aesni_face_r2_xor_stream_fill2_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_11
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_256
+.Laesgen_aesni_face_r2_xor_stream_outside_run_11:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa	368(%rdi), %xmm2
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
+	vmovdqa	(%rdi), %xmm3
+	vpxor	%xmm3, %xmm0, %xmm0
+	vpxor	%xmm3, %xmm1, %xmm1
+	vmovdqa	16(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vmovdqa	32(%rdi), %xmm3
+	vaesenc	%xmm3, %xmm0, %xmm0
+	vaesenc	%xmm3, %xmm1, %xmm1
+	vpxor	%xmm2, %xmm0, %xmm3
+	vmovdqa	%xmm3, (%r10)
+	vpxor	%xmm2, %xmm1, %xmm3
+	vmovdqa	%xmm3, 16(%r10)
+	vmovdqa	48(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	64(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	80(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	96(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	112(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	128(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	144(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	160(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	176(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	192(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	208(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vaesenc	%xmm2, %xmm1, %xmm1
+	vmovdqa	224(%rdi), %xmm2
+	vaesenclast	%xmm2, %xmm0, %xmm0
+	vaesenclast	%xmm2, %xmm1, %xmm1
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_11
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_11
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_11:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_11
+.Laesgen_aesni_face_r2_xor_stream_run_restart_11:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_11:
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	vpxor	16(%rdx), %xmm1, %xmm1
+	vmovdqu	%xmm1, 16(%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+.Laesgen_aesni_face_r2_xor_stream_single256:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill256
+.Laesgen_aesni_face_r2_xor_stream_single_fast256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa	368(%rdi), %xmm0
+	vpxor	(%r9), %xmm0, %xmm0
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_7
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+.Laesgen_aesni_face_r2_xor_stream_partial_7:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r2_xor_stream_partial_byte_7:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_7
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_end256
+.Laesgen_aesni_face_r2_xor_stream_single_fill256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast256
+.Laesgen_aesni_face_r2_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_aesni_face_r2_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa	368(%rdi), %xmm1
+	vmovq	%rax, %xmm0
+	vmovq	%r8, %xmm2
+	vpunpcklqdq	%xmm2, %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
+	vmovdqa	(%rdi), %xmm2
+	vpxor	%xmm2, %xmm0, %xmm0
+	vmovdqa	16(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vmovdqa	32(%rdi), %xmm2
+	vaesenc	%xmm2, %xmm0, %xmm0
+	vpxor	%xmm1, %xmm0, %xmm1
+	vmovdqa	%xmm1, (%r10)
+	vmovdqa	48(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rdi), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rdi), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_12
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_aesni_face_r2_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_12
+.Laesgen_aesni_face_r2_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_aesni_face_r2_xor_stream_run_done_12:
+	cmpq	$16, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_8
+	vpxor	(%rdx), %xmm0, %xmm0
+	vmovdqu	%xmm0, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+.Laesgen_aesni_face_r2_xor_stream_partial_8:
+	vmovdqa	%xmm0, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_aesni_face_r2_xor_stream_partial_byte_8:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_8
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_end256
+.Laesgen_aesni_face_r2_xor_stream_plain256:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_aesni_face_r2_xor_stream_spent_again8_256:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_aesni_face_r2_xor_stream_plain_top256:
+	testq	%rcx, %rcx
+	je	.Laesgen_aesni_face_r2_xor_stream_plain_end256
+	movzbl	%al, %r9d
+	cmpq	$128, %rcx
+	jb	.Laesgen_aesni_face_r2_xor_stream_plain_try4_256
+	cmpq	$248, %r9
+	ja	.Laesgen_aesni_face_r2_xor_stream_plain_try4_256
 	testq	$7, %r9
-	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_256
+	jne	.Laesgen_aesni_face_r2_xor_stream_plain_unaligned8_256
+.Laesgen_aesni_face_r2_xor_stream_plain_fast8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -4348,8 +4894,8 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_256
-.Laesgen_aesni_face_r2_xor_stream_spent_unaligned8_256:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top256
+.Laesgen_aesni_face_r2_xor_stream_plain_unaligned8_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -4517,262 +5063,15 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next8_256
-.Laesgen_aesni_face_r2_xor_stream_spent_next8_256:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_top256
-	cmpq	$128, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_top256
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again8_256
-.Laesgen_aesni_face_r2_xor_stream_try4_256:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top256
+.Laesgen_aesni_face_r2_xor_stream_plain_try4_256:
 	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_try2_256
+	jb	.Laesgen_aesni_face_r2_xor_stream_plain_try2_256
 	cmpq	$252, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_try2_256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r2_xor_stream_fill4_256
-.Laesgen_aesni_face_r2_xor_stream_fast4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa	368(%rdi), %xmm3
-	vpxor	(%r9), %xmm3, %xmm0
-	vpxor	16(%r9), %xmm3, %xmm1
-	vpxor	32(%r9), %xmm3, %xmm2
-	vpxor	48(%r9), %xmm3, %xmm3
-	vmovdqa	48(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	64(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	80(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	96(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	112(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	128(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	144(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	160(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	176(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	192(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	208(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	224(%rdi), %xmm4
-	vaesenclast	%xmm4, %xmm0, %xmm0
-	vaesenclast	%xmm4, %xmm1, %xmm1
-	vaesenclast	%xmm4, %xmm2, %xmm2
-	vaesenclast	%xmm4, %xmm3, %xmm3
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	vpxor	16(%rdx), %xmm1, %xmm1
-	vmovdqu	%xmm1, 16(%rsi)
-	vpxor	32(%rdx), %xmm2, %xmm2
-	vmovdqu	%xmm2, 32(%rsi)
-	vpxor	48(%rdx), %xmm3, %xmm3
-	vmovdqu	%xmm3, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
-.Laesgen_aesni_face_r2_xor_stream_fill4_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_10
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fast4_256
-.Laesgen_aesni_face_r2_xor_stream_outside_run_10:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_spent4_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa	368(%rdi), %xmm4
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
-	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
-	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
-	vmovdqa	(%rdi), %xmm5
-	vpxor	%xmm5, %xmm0, %xmm0
-	vpxor	%xmm5, %xmm1, %xmm1
-	vpxor	%xmm5, %xmm2, %xmm2
-	vpxor	%xmm5, %xmm3, %xmm3
-	vmovdqa	16(%rdi), %xmm5
-	vaesenc	%xmm5, %xmm0, %xmm0
-	vaesenc	%xmm5, %xmm1, %xmm1
-	vaesenc	%xmm5, %xmm2, %xmm2
-	vaesenc	%xmm5, %xmm3, %xmm3
-	vmovdqa	32(%rdi), %xmm5
-	vaesenc	%xmm5, %xmm0, %xmm0
-	vaesenc	%xmm5, %xmm1, %xmm1
-	vaesenc	%xmm5, %xmm2, %xmm2
-	vaesenc	%xmm5, %xmm3, %xmm3
-	vpxor	%xmm4, %xmm0, %xmm5
-	vmovdqa	%xmm5, (%r10)
-	vpxor	%xmm4, %xmm1, %xmm5
-	vmovdqa	%xmm5, 16(%r10)
-	vpxor	%xmm4, %xmm2, %xmm5
-	vmovdqa	%xmm5, 32(%r10)
-	vpxor	%xmm4, %xmm3, %xmm5
-	vmovdqa	%xmm5, 48(%r10)
-	vmovdqa	48(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	64(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	80(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	96(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	112(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	128(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	144(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	160(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	176(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	192(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	208(%rdi), %xmm4
-	vaesenc	%xmm4, %xmm0, %xmm0
-	vaesenc	%xmm4, %xmm1, %xmm1
-	vaesenc	%xmm4, %xmm2, %xmm2
-	vaesenc	%xmm4, %xmm3, %xmm3
-	vmovdqa	224(%rdi), %xmm4
-	vaesenclast	%xmm4, %xmm0, %xmm0
-	vaesenclast	%xmm4, %xmm1, %xmm1
-	vaesenclast	%xmm4, %xmm2, %xmm2
-	vaesenclast	%xmm4, %xmm3, %xmm3
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_10
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_10
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r2_xor_stream_run_grown_10:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_10
-.Laesgen_aesni_face_r2_xor_stream_run_restart_10:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_aesni_face_r2_xor_stream_run_done_10:
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	vpxor	16(%rdx), %xmm1, %xmm1
-	vmovdqu	%xmm1, 16(%rsi)
-	vpxor	32(%rdx), %xmm2, %xmm2
-	vmovdqu	%xmm2, 32(%rsi)
-	vpxor	48(%rdx), %xmm3, %xmm3
-	vmovdqu	%xmm3, 48(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
-.Laesgen_aesni_face_r2_xor_stream_spent4_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_aesni_face_r2_xor_stream_spent_again4_256:
+	ja	.Laesgen_aesni_face_r2_xor_stream_plain_try2_256
 	testq	$3, %r9
-	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_256
+	jne	.Laesgen_aesni_face_r2_xor_stream_plain_unaligned4_256
+.Laesgen_aesni_face_r2_xor_stream_plain_fast4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -4865,8 +5164,8 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_256
-.Laesgen_aesni_face_r2_xor_stream_spent_unaligned4_256:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top256
+.Laesgen_aesni_face_r2_xor_stream_plain_unaligned4_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -4962,192 +5261,15 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next4_256
-.Laesgen_aesni_face_r2_xor_stream_spent_next4_256:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_top256
-	cmpq	$64, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_top256
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again4_256
-.Laesgen_aesni_face_r2_xor_stream_try2_256:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top256
+.Laesgen_aesni_face_r2_xor_stream_plain_try2_256:
 	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_single256
+	jb	.Laesgen_aesni_face_r2_xor_stream_plain_single256
 	cmpq	$254, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_single256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r2_xor_stream_fill2_256
-.Laesgen_aesni_face_r2_xor_stream_fast2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa	368(%rdi), %xmm1
-	vpxor	(%r9), %xmm1, %xmm0
-	vpxor	16(%r9), %xmm1, %xmm1
-	vmovdqa	48(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	64(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	80(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	96(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	112(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	128(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	144(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	160(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	176(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	192(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	208(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	224(%rdi), %xmm2
-	vaesenclast	%xmm2, %xmm0, %xmm0
-	vaesenclast	%xmm2, %xmm1, %xmm1
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	vpxor	16(%rdx), %xmm1, %xmm1
-	vmovdqu	%xmm1, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
-.Laesgen_aesni_face_r2_xor_stream_fill2_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_11
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r2_xor_stream_fast2_256
-.Laesgen_aesni_face_r2_xor_stream_outside_run_11:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_spent2_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa	368(%rdi), %xmm2
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm1
-	vpunpcklqdq	%xmm1, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vpaddb	.Laesgen_aesni_face_r2_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
-	vmovdqa	(%rdi), %xmm3
-	vpxor	%xmm3, %xmm0, %xmm0
-	vpxor	%xmm3, %xmm1, %xmm1
-	vmovdqa	16(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm0, %xmm0
-	vaesenc	%xmm3, %xmm1, %xmm1
-	vmovdqa	32(%rdi), %xmm3
-	vaesenc	%xmm3, %xmm0, %xmm0
-	vaesenc	%xmm3, %xmm1, %xmm1
-	vpxor	%xmm2, %xmm0, %xmm3
-	vmovdqa	%xmm3, (%r10)
-	vpxor	%xmm2, %xmm1, %xmm3
-	vmovdqa	%xmm3, 16(%r10)
-	vmovdqa	48(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	64(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	80(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	96(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	112(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	128(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	144(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	160(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	176(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	192(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	208(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vaesenc	%xmm2, %xmm1, %xmm1
-	vmovdqa	224(%rdi), %xmm2
-	vaesenclast	%xmm2, %xmm0, %xmm0
-	vaesenclast	%xmm2, %xmm1, %xmm1
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_11
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_11
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r2_xor_stream_run_grown_11:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_11
-.Laesgen_aesni_face_r2_xor_stream_run_restart_11:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_aesni_face_r2_xor_stream_run_done_11:
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	vpxor	16(%rdx), %xmm1, %xmm1
-	vmovdqu	%xmm1, 16(%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
-.Laesgen_aesni_face_r2_xor_stream_spent2_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_aesni_face_r2_xor_stream_spent_again2_256:
+	ja	.Laesgen_aesni_face_r2_xor_stream_plain_single256
 	testq	$1, %r9
-	jne	.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_256
+	jne	.Laesgen_aesni_face_r2_xor_stream_plain_unaligned2_256
+.Laesgen_aesni_face_r2_xor_stream_plain_fast2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -5206,8 +5328,8 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_256
-.Laesgen_aesni_face_r2_xor_stream_spent_unaligned2_256:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top256
+.Laesgen_aesni_face_r2_xor_stream_plain_unaligned2_256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -5267,178 +5389,8 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_next2_256
-.Laesgen_aesni_face_r2_xor_stream_spent_next2_256:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_aesni_face_r2_xor_stream_top256
-	cmpq	$32, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_top256
-	jmp	.Laesgen_aesni_face_r2_xor_stream_spent_again2_256
-.Laesgen_aesni_face_r2_xor_stream_single256:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_aesni_face_r2_xor_stream_single_fill256
-.Laesgen_aesni_face_r2_xor_stream_single_fast256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa	368(%rdi), %xmm0
-	vpxor	(%r9), %xmm0, %xmm0
-	vmovdqa	48(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	208(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	224(%rdi), %xmm1
-	vaesenclast	%xmm1, %xmm0, %xmm0
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_7
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
-.Laesgen_aesni_face_r2_xor_stream_partial_7:
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r2_xor_stream_partial_byte_7:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_7
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_end256
-.Laesgen_aesni_face_r2_xor_stream_single_fill256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_aesni_face_r2_xor_stream_outside_run_12
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_aesni_face_r2_xor_stream_single_fast256
-.Laesgen_aesni_face_r2_xor_stream_outside_run_12:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_aesni_face_r2_xor_stream_single_spent256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa	368(%rdi), %xmm1
-	vmovq	%rax, %xmm0
-	vmovq	%r8, %xmm2
-	vpunpcklqdq	%xmm2, %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_face_r2_xor_stream_bswap128(%rip), %xmm0, %xmm0
-	vmovdqa	(%rdi), %xmm2
-	vpxor	%xmm2, %xmm0, %xmm0
-	vmovdqa	16(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vmovdqa	32(%rdi), %xmm2
-	vaesenc	%xmm2, %xmm0, %xmm0
-	vpxor	%xmm1, %xmm0, %xmm1
-	vmovdqa	%xmm1, (%r10)
-	vmovdqa	48(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	64(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	80(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	96(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	112(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	128(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	144(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	160(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	176(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	192(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	208(%rdi), %xmm1
-	vaesenc	%xmm1, %xmm0, %xmm0
-	vmovdqa	224(%rdi), %xmm1
-	vaesenclast	%xmm1, %xmm0, %xmm0
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_aesni_face_r2_xor_stream_run_restart_12
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_aesni_face_r2_xor_stream_run_grown_12
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_aesni_face_r2_xor_stream_run_grown_12:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_run_done_12
-.Laesgen_aesni_face_r2_xor_stream_run_restart_12:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_aesni_face_r2_xor_stream_run_done_12:
-	cmpq	$16, %rcx
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_8
-	vpxor	(%rdx), %xmm0, %xmm0
-	vmovdqu	%xmm0, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
-.Laesgen_aesni_face_r2_xor_stream_partial_8:
-	vmovdqa	%xmm0, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_aesni_face_r2_xor_stream_partial_byte_8:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_8
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_end256
-.Laesgen_aesni_face_r2_xor_stream_single_spent256:
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top256
+.Laesgen_aesni_face_r2_xor_stream_plain_single256:
 	vmovq	%rax, %xmm0
 	vmovq	%r8, %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
@@ -5482,7 +5434,7 @@ aesgen_aesni_face_r2_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_top256
 .Laesgen_aesni_face_r2_xor_stream_partial_9:
 	vmovdqa	%xmm0, 272(%rdi)
 	addq	$1, %rax
@@ -5495,10 +5447,13 @@ aesgen_aesni_face_r2_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_aesni_face_r2_xor_stream_partial_byte_9
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_aesni_face_r2_xor_stream_end256
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_aesni_face_r2_xor_stream_plain_end256
+.Laesgen_aesni_face_r2_xor_stream_plain_end256:
+	movq	%r11, %rcx
+	jmp	.Laesgen_aesni_face_r2_xor_stream_top256
 .Laesgen_aesni_face_r2_xor_stream_end256:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)

@@ -1421,7 +1421,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast8_128
 .Laesgen_gfni256_face_r1_xor_stream_outside_run:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent8_128
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain128
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -2178,18 +2178,1688 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_spent8_128:
+.Laesgen_gfni256_face_r1_xor_stream_try4_128:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_128
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_128
+.Laesgen_gfni256_face_r1_xor_stream_fast4_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm19
+	vpxorq	(%r9), %ymm19, %ymm16
+	vpxorq	32(%r9), %ymm19, %ymm17
+	vpxorq	64(%r9), %ymm19, %ymm18
+	vpxorq	96(%r9), %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	vpxorq	64(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 64(%rsi)
+	vpxorq	96(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_fill4_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast4_128
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %ymm20
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm19
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm16
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm17
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm19, %ymm18
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm21
+	vpshufb	%ymm13, %ymm16, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm15, %ymm21, %ymm16
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm21
+	vpshufb	%ymm13, %ymm17, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm15, %ymm21, %ymm17
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm21
+	vpshufb	%ymm13, %ymm18, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm15, %ymm21, %ymm18
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm21, %ymm22, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm21
+	vpshufb	%ymm13, %ymm19, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm15, %ymm21, %ymm19
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm21, %ymm22, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vpxorq	%ymm20, %ymm16, %ymm21
+	vmovdqu64	%ymm21, (%r10)
+	vpxorq	%ymm20, %ymm17, %ymm21
+	vmovdqu64	%ymm21, 32(%r10)
+	vpxorq	%ymm20, %ymm18, %ymm21
+	vmovdqu64	%ymm21, 64(%r10)
+	vpxorq	%ymm20, %ymm19, %ymm21
+	vmovdqu64	%ymm21, 96(%r10)
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm20
+	vpshufb	%ymm13, %ymm16, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm16
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm20
+	vpshufb	%ymm13, %ymm17, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm17
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm20, %ymm21, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm20
+	vpshufb	%ymm13, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm18
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm20
+	vpshufb	%ymm13, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm15, %ymm20, %ymm19
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
+	vpshufb	%ymm12, %ymm18, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
+	vpshufb	%ymm12, %ymm19, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_2
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_2
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_2:
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	vpxorq	64(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 64(%rsi)
+	vpxorq	96(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_try2_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_128
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_128
+.Laesgen_gfni256_face_r1_xor_stream_fast2_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm17
+	vpxorq	(%r9), %ymm17, %ymm16
+	vpxorq	32(%r9), %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_fill2_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast2_128
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %ymm18
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm17
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm17, %ymm16
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm19
+	vpshufb	%ymm13, %ymm16, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm15, %ymm19, %ymm16
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm19, %ymm20, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm19
+	vpshufb	%ymm13, %ymm17, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm15, %ymm19, %ymm17
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm19, %ymm20, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vpxorq	%ymm18, %ymm16, %ymm19
+	vmovdqu64	%ymm19, (%r10)
+	vpxorq	%ymm18, %ymm17, %ymm19
+	vmovdqu64	%ymm19, 32(%r10)
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm18
+	vpshufb	%ymm13, %ymm17, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm17
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm17, %ymm17
+	vpternlogd	$150, %ymm18, %ymm19, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
+	vpshufb	%ymm12, %ymm17, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_3
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_3
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_3:
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	vpxorq	32(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_try1_128:
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_single128
+	cmpq	$254, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_single128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill1_128
+.Laesgen_gfni256_face_r1_xor_stream_fast1_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm16
+	vpxorq	(%r9), %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_fill1_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast1_128
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %ymm17
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm18
+	vpshufb	%ymm13, %ymm16, %ymm19
+	vpxorq	%ymm19, %ymm18, %ymm18
+	vgf2p8mulb	%ymm15, %ymm18, %ymm16
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm18, %ymm19, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vpxorq	%ymm17, %ymm16, %ymm17
+	vmovdqu64	%ymm17, (%r10)
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm17
+	vpshufb	%ymm13, %ymm16, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm15, %ymm17, %ymm16
+	vpshufb	%ymm14, %ymm17, %ymm17
+	vmovdqa64	%ymm16, %ymm16
+	vpternlogd	$150, %ymm17, %ymm18, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
+	vpshufb	%ymm12, %ymm16, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_4
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_4
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_4:
+	vpxorq	(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_single128:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill128
+.Laesgen_gfni256_face_r1_xor_stream_single_fast128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	352(%rdi), %xmm16
+	vpxorq	(%r9), %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_partial:
+	vmovdqa64	%xmm16, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r1_xor_stream_partial_byte:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
+.Laesgen_gfni256_face_r1_xor_stream_single_fill128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_single_fast128
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_5:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa64	352(%rdi), %xmm17
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vmovdqa64	%xmm16, %xmm16
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm18
+	vpshufb	%xmm13, %xmm16, %xmm19
+	vpxorq	%xmm19, %xmm18, %xmm18
+	vgf2p8mulb	%xmm15, %xmm18, %xmm16
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm18, %xmm19, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vpxorq	%xmm17, %xmm16, %xmm17
+	vmovdqa64	%xmm17, (%r10)
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm17
+	vpshufb	%xmm13, %xmm16, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm15, %xmm17, %xmm16
+	vpshufb	%xmm14, %xmm17, %xmm17
+	vmovdqa64	%xmm16, %xmm16
+	vpternlogd	$150, %xmm17, %xmm18, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
+	vpshufb	%xmm12, %xmm16, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_5
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_5
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_5:
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_2
+	vpxorq	(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+.Laesgen_gfni256_face_r1_xor_stream_partial_2:
+	vmovdqa64	%xmm16, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r1_xor_stream_partial_byte_2:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_2
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
+.Laesgen_gfni256_face_r1_xor_stream_plain128:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$16, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again8_128:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_gfni256_face_r1_xor_stream_plain_top128:
+	testq	%rcx, %rcx
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain_end128
+	movzbl	%al, %r9d
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try4_128
+	cmpq	$240, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try4_128
 	testq	$15, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_128
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned8_128
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast8_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -2897,8 +4567,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned8_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -3613,769 +5283,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_next8_128:
-	addq	$16, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
-	cmpq	$256, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again8_128
-.Laesgen_gfni256_face_r1_xor_stream_try4_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_try4_128:
 	cmpq	$128, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_128
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try2_128
 	cmpq	$248, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_128
-.Laesgen_gfni256_face_r1_xor_stream_fast4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %ymm19
-	vpxorq	(%r9), %ymm19, %ymm16
-	vpxorq	32(%r9), %ymm19, %ymm17
-	vpxorq	64(%r9), %ymm19, %ymm18
-	vpxorq	96(%r9), %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm2, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm3, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm4, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm5, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm6, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm7, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm8, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm9, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
-	vpxorq	%ymm10, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm17
-	vpxorq	%ymm10, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm19
-	vpxorq	%ymm10, %ymm19, %ymm19
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
-	vpxorq	32(%rdx), %ymm17, %ymm17
-	vmovdqu64	%ymm17, 32(%rsi)
-	vpxorq	64(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, 64(%rsi)
-	vpxorq	96(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 96(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_fill4_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	8(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$7, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_2
-	movq	$0xffff, 344(%rdi)
-	addq	$8, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast4_128
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_2:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent4_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %ymm20
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vinserti32x4	$1, %xmm16, %ymm16, %ymm19
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm16
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm17
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm19, %ymm18
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm19, %ymm19
-	vpxorq	%ymm0, %ymm16, %ymm16
-	vpxorq	%ymm0, %ymm17, %ymm17
-	vpxorq	%ymm0, %ymm18, %ymm18
-	vpxorq	%ymm0, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm21
-	vpshufb	%ymm13, %ymm16, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm15, %ymm21, %ymm16
-	vpshufb	%ymm14, %ymm21, %ymm21
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm21, %ymm22, %ymm16
-	vpxorq	%ymm1, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm21
-	vpshufb	%ymm13, %ymm17, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm15, %ymm21, %ymm17
-	vpshufb	%ymm14, %ymm21, %ymm21
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm21, %ymm22, %ymm17
-	vpxorq	%ymm1, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm21
-	vpshufb	%ymm13, %ymm18, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm15, %ymm21, %ymm18
-	vpshufb	%ymm14, %ymm21, %ymm21
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm21, %ymm22, %ymm18
-	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm21
-	vpshufb	%ymm13, %ymm19, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm15, %ymm21, %ymm19
-	vpshufb	%ymm14, %ymm21, %ymm21
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm21, %ymm22, %ymm19
-	vpxorq	%ymm1, %ymm19, %ymm19
-	vpxorq	%ymm20, %ymm16, %ymm21
-	vmovdqu64	%ymm21, (%r10)
-	vpxorq	%ymm20, %ymm17, %ymm21
-	vmovdqu64	%ymm21, 32(%r10)
-	vpxorq	%ymm20, %ymm18, %ymm21
-	vmovdqu64	%ymm21, 64(%r10)
-	vpxorq	%ymm20, %ymm19, %ymm21
-	vmovdqu64	%ymm21, 96(%r10)
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm2, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm3, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm4, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm5, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm6, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm7, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm8, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
-	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm9, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
-	vpxorq	%ymm10, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm17
-	vpxorq	%ymm10, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm19
-	vpxorq	%ymm10, %ymm19, %ymm19
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_2
-	addq	$8, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_2
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_2:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_2
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_2:
-	movq	%r9, 328(%rdi)
-	movq	$8, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_2:
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
-	vpxorq	32(%rdx), %ymm17, %ymm17
-	vmovdqu64	%ymm17, 32(%rsi)
-	vpxorq	64(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, 64(%rsi)
-	vpxorq	96(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 96(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_spent4_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again4_128:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try2_128
 	testq	$7, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_128
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned4_128
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast4_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -4735,8 +5651,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned4_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -5099,433 +6015,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_next4_128:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
-	cmpq	$128, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again4_128
-.Laesgen_gfni256_face_r1_xor_stream_try2_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_try2_128:
 	cmpq	$64, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_128
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try1_128
 	cmpq	$252, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_128
-.Laesgen_gfni256_face_r1_xor_stream_fast2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %ymm17
-	vpxorq	(%r9), %ymm17, %ymm16
-	vpxorq	32(%r9), %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm2, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm3, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm4, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm5, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm6, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm7, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm8, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm9, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
-	vpxorq	%ymm10, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm17
-	vpxorq	%ymm10, %ymm17, %ymm17
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
-	vpxorq	32(%rdx), %ymm17, %ymm17
-	vmovdqu64	%ymm17, 32(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_fill2_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_3
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast2_128
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_3:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent2_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %ymm18
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vinserti32x4	$1, %xmm16, %ymm16, %ymm17
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm17, %ymm16
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm17, %ymm17
-	vpxorq	%ymm0, %ymm16, %ymm16
-	vpxorq	%ymm0, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm19
-	vpshufb	%ymm13, %ymm16, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm15, %ymm19, %ymm16
-	vpshufb	%ymm14, %ymm19, %ymm19
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm19, %ymm20, %ymm16
-	vpxorq	%ymm1, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm19
-	vpshufb	%ymm13, %ymm17, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm15, %ymm19, %ymm17
-	vpshufb	%ymm14, %ymm19, %ymm19
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm19, %ymm20, %ymm17
-	vpxorq	%ymm1, %ymm17, %ymm17
-	vpxorq	%ymm18, %ymm16, %ymm19
-	vmovdqu64	%ymm19, (%r10)
-	vpxorq	%ymm18, %ymm17, %ymm19
-	vmovdqu64	%ymm19, 32(%r10)
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm2, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm3, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm4, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm5, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm6, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm7, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm8, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm9, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
-	vpxorq	%ymm10, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm17
-	vpxorq	%ymm10, %ymm17, %ymm17
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_3
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_3
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_3:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_3
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_3:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_3:
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
-	vpxorq	32(%rdx), %ymm17, %ymm17
-	vmovdqu64	%ymm17, 32(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_spent2_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again2_128:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try1_128
 	testq	$3, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_128
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned2_128
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast2_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -5711,8 +6209,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned2_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -5899,265 +6397,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_next2_128:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
-	cmpq	$64, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again2_128
-.Laesgen_gfni256_face_r1_xor_stream_try1_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_try1_128:
 	cmpq	$32, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_single128
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_single128
 	cmpq	$254, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_single128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill1_128
-.Laesgen_gfni256_face_r1_xor_stream_fast1_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %ymm16
-	vpxorq	(%r9), %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
-	vpxorq	%ymm10, %ymm16, %ymm16
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_fill1_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_4
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast1_128
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_4:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent1_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %ymm17
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm18
-	vpunpcklqdq	%xmm18, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm16
-	vpxorq	%ymm0, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm1, %ymm16, %ymm16
-	vpxorq	%ymm17, %ymm16, %ymm17
-	vmovdqu64	%ymm17, (%r10)
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
-	vpxorq	%ymm10, %ymm16, %ymm16
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_4
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_4
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_4:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_4
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_4:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_4:
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_spent1_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again1_128:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_single128
 	testq	$1, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_128
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned1_128
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast1_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -6256,8 +6504,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned1_128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -6356,285 +6604,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_128
-.Laesgen_gfni256_face_r1_xor_stream_spent_next1_128:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top128
-	cmpq	$32, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top128
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again1_128
-.Laesgen_gfni256_face_r1_xor_stream_single128:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill128
-.Laesgen_gfni256_face_r1_xor_stream_single_fast128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa64	352(%rdi), %xmm16
-	vpxorq	(%r9), %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_partial:
-	vmovdqa64	%xmm16, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r1_xor_stream_partial_byte:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
-.Laesgen_gfni256_face_r1_xor_stream_single_fill128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_5
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_single_fast128
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_5:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_single_spent128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa64	352(%rdi), %xmm17
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm18
-	vpunpcklqdq	%xmm18, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vmovdqa64	%xmm16, %xmm16
-	vpxorq	%xmm0, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm1, %xmm16, %xmm16
-	vpxorq	%xmm17, %xmm16, %xmm17
-	vmovdqa64	%xmm17, (%r10)
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_5
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_5
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_5:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_5
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_5:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_5:
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_2
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
-.Laesgen_gfni256_face_r1_xor_stream_partial_2:
-	vmovdqa64	%xmm16, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r1_xor_stream_partial_byte_2:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_2
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
-.Laesgen_gfni256_face_r1_xor_stream_single_spent128:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
+.Laesgen_gfni256_face_r1_xor_stream_plain_single128:
 	vmovq	%rax, %xmm16
 	vmovq	%r8, %xmm17
 	vpunpcklqdq	%xmm17, %xmm16, %xmm16
@@ -6734,7 +6705,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top128
 .Laesgen_gfni256_face_r1_xor_stream_partial_3:
 	vmovdqa64	%xmm16, 272(%rdi)
 	addq	$1, %rax
@@ -6747,10 +6718,13 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_3
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end128
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_end128
+.Laesgen_gfni256_face_r1_xor_stream_plain_end128:
+	movq	%r11, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top128
 .Laesgen_gfni256_face_r1_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -7623,7 +7597,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast8_192
 .Laesgen_gfni256_face_r1_xor_stream_outside_run_6:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent8_192
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain192
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -8524,18 +8498,1976 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_spent8_192:
+.Laesgen_gfni256_face_r1_xor_stream_try4_192:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_192
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_192
+.Laesgen_gfni256_face_r1_xor_stream_fast4_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm21
+	vpxorq	(%r9), %ymm21, %ymm18
+	vpxorq	32(%r9), %ymm21, %ymm19
+	vpxorq	64(%r9), %ymm21, %ymm20
+	vpxorq	96(%r9), %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	vpxorq	64(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 64(%rsi)
+	vpxorq	96(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_fill4_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast4_192
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %ymm22
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm21
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm18
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm19
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm21, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm23
+	vpshufb	%ymm15, %ymm18, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm17, %ymm23, %ymm18
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm23
+	vpshufb	%ymm15, %ymm19, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm17, %ymm23, %ymm19
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm23
+	vpshufb	%ymm15, %ymm20, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm17, %ymm23, %ymm20
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm23, %ymm24, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm23
+	vpshufb	%ymm15, %ymm21, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm17, %ymm23, %ymm21
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm23, %ymm24, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vpxorq	%ymm22, %ymm18, %ymm23
+	vmovdqu64	%ymm23, (%r10)
+	vpxorq	%ymm22, %ymm19, %ymm23
+	vmovdqu64	%ymm23, 32(%r10)
+	vpxorq	%ymm22, %ymm20, %ymm23
+	vmovdqu64	%ymm23, 64(%r10)
+	vpxorq	%ymm22, %ymm21, %ymm23
+	vmovdqu64	%ymm23, 96(%r10)
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm22
+	vpshufb	%ymm15, %ymm18, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm18
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm22
+	vpshufb	%ymm15, %ymm19, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm19
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm22, %ymm23, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm22
+	vpshufb	%ymm15, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm20
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm22
+	vpshufb	%ymm15, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm17, %ymm22, %ymm21
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
+	vpshufb	%ymm14, %ymm20, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
+	vpshufb	%ymm14, %ymm21, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_7
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_7
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_7:
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	vpxorq	64(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 64(%rsi)
+	vpxorq	96(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_try2_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_192
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_192
+.Laesgen_gfni256_face_r1_xor_stream_fast2_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm19
+	vpxorq	(%r9), %ymm19, %ymm18
+	vpxorq	32(%r9), %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_fill2_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast2_192
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %ymm20
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm19
+	vpunpcklqdq	%xmm19, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm19
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm18
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm19
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm21
+	vpshufb	%ymm15, %ymm18, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm17, %ymm21, %ymm18
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm21, %ymm22, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm21
+	vpshufb	%ymm15, %ymm19, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm17, %ymm21, %ymm19
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm21, %ymm22, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vpxorq	%ymm20, %ymm18, %ymm21
+	vmovdqu64	%ymm21, (%r10)
+	vpxorq	%ymm20, %ymm19, %ymm21
+	vmovdqu64	%ymm21, 32(%r10)
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm20
+	vpshufb	%ymm15, %ymm19, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm19
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm19, %ymm19
+	vpternlogd	$150, %ymm20, %ymm21, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
+	vpshufb	%ymm14, %ymm19, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_8
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_8
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_8:
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	vpxorq	32(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_try1_192:
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_single192
+	cmpq	$254, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_single192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill1_192
+.Laesgen_gfni256_face_r1_xor_stream_fast1_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm18
+	vpxorq	(%r9), %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_fill1_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_9
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast1_192
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_9:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %ymm19
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm20
+	vpunpcklqdq	%xmm20, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm20
+	vpshufb	%ymm15, %ymm18, %ymm21
+	vpxorq	%ymm21, %ymm20, %ymm20
+	vgf2p8mulb	%ymm17, %ymm20, %ymm18
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm20, %ymm21, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vpxorq	%ymm19, %ymm18, %ymm19
+	vmovdqu64	%ymm19, (%r10)
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm19
+	vpshufb	%ymm15, %ymm18, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm17, %ymm19, %ymm18
+	vpshufb	%ymm16, %ymm19, %ymm19
+	vmovdqa64	%ymm18, %ymm18
+	vpternlogd	$150, %ymm19, %ymm20, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
+	vpshufb	%ymm14, %ymm18, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_9
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_9
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_9:
+	vpxorq	(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_single192:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill192
+.Laesgen_gfni256_face_r1_xor_stream_single_fast192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	352(%rdi), %xmm18
+	vpxorq	(%r9), %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_4
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_partial_4:
+	vmovdqa64	%xmm18, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r1_xor_stream_partial_byte_4:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_4
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
+.Laesgen_gfni256_face_r1_xor_stream_single_fill192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_single_fast192
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa64	352(%rdi), %xmm19
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm20
+	vpunpcklqdq	%xmm20, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm18
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm20
+	vpshufb	%xmm15, %xmm18, %xmm21
+	vpxorq	%xmm21, %xmm20, %xmm20
+	vgf2p8mulb	%xmm17, %xmm20, %xmm18
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm20, %xmm21, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vpxorq	%xmm19, %xmm18, %xmm19
+	vmovdqa64	%xmm19, (%r10)
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm19
+	vpshufb	%xmm15, %xmm18, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm17, %xmm19, %xmm18
+	vpshufb	%xmm16, %xmm19, %xmm19
+	vmovdqa64	%xmm18, %xmm18
+	vpternlogd	$150, %xmm19, %xmm20, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
+	vpshufb	%xmm14, %xmm18, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_10
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_10
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_10:
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_5
+	vpxorq	(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+.Laesgen_gfni256_face_r1_xor_stream_partial_5:
+	vmovdqa64	%xmm18, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r1_xor_stream_partial_byte_5:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_5
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
+.Laesgen_gfni256_face_r1_xor_stream_plain192:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$16, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again8_192:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_gfni256_face_r1_xor_stream_plain_top192:
+	testq	%rcx, %rcx
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain_end192
+	movzbl	%al, %r9d
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try4_192
+	cmpq	$240, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try4_192
 	testq	$15, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_192
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned8_192
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast8_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -9387,8 +11319,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned8_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -10247,913 +12179,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_next8_192:
-	addq	$16, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
-	cmpq	$256, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again8_192
-.Laesgen_gfni256_face_r1_xor_stream_try4_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_try4_192:
 	cmpq	$128, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_192
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try2_192
 	cmpq	$248, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_192
-.Laesgen_gfni256_face_r1_xor_stream_fast4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %ymm21
-	vpxorq	(%r9), %ymm21, %ymm18
-	vpxorq	32(%r9), %ymm21, %ymm19
-	vpxorq	64(%r9), %ymm21, %ymm20
-	vpxorq	96(%r9), %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm10, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm11, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vpxorq	%ymm12, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm19
-	vpxorq	%ymm12, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm21
-	vpxorq	%ymm12, %ymm21, %ymm21
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
-	vpxorq	32(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 32(%rsi)
-	vpxorq	64(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, 64(%rsi)
-	vpxorq	96(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 96(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_fill4_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	8(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$7, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_7
-	movq	$0xffff, 344(%rdi)
-	addq	$8, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast4_192
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_7:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent4_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %ymm22
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vinserti32x4	$1, %xmm18, %ymm18, %ymm21
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm18
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm19
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm21, %ymm20
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm21, %ymm21
-	vpxorq	%ymm0, %ymm18, %ymm18
-	vpxorq	%ymm0, %ymm19, %ymm19
-	vpxorq	%ymm0, %ymm20, %ymm20
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm23
-	vpshufb	%ymm15, %ymm18, %ymm24
-	vpxorq	%ymm24, %ymm23, %ymm23
-	vgf2p8mulb	%ymm17, %ymm23, %ymm18
-	vpshufb	%ymm16, %ymm23, %ymm23
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm23, %ymm24, %ymm18
-	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm23
-	vpshufb	%ymm15, %ymm19, %ymm24
-	vpxorq	%ymm24, %ymm23, %ymm23
-	vgf2p8mulb	%ymm17, %ymm23, %ymm19
-	vpshufb	%ymm16, %ymm23, %ymm23
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm23, %ymm24, %ymm19
-	vpxorq	%ymm1, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm23
-	vpshufb	%ymm15, %ymm20, %ymm24
-	vpxorq	%ymm24, %ymm23, %ymm23
-	vgf2p8mulb	%ymm17, %ymm23, %ymm20
-	vpshufb	%ymm16, %ymm23, %ymm23
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm23, %ymm24, %ymm20
-	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm23
-	vpshufb	%ymm15, %ymm21, %ymm24
-	vpxorq	%ymm24, %ymm23, %ymm23
-	vgf2p8mulb	%ymm17, %ymm23, %ymm21
-	vpshufb	%ymm16, %ymm23, %ymm23
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm23, %ymm24, %ymm21
-	vpxorq	%ymm1, %ymm21, %ymm21
-	vpxorq	%ymm22, %ymm18, %ymm23
-	vmovdqu64	%ymm23, (%r10)
-	vpxorq	%ymm22, %ymm19, %ymm23
-	vmovdqu64	%ymm23, 32(%r10)
-	vpxorq	%ymm22, %ymm20, %ymm23
-	vmovdqu64	%ymm23, 64(%r10)
-	vpxorq	%ymm22, %ymm21, %ymm23
-	vmovdqu64	%ymm23, 96(%r10)
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm10, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
-	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm11, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vpxorq	%ymm12, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm19
-	vpxorq	%ymm12, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm21
-	vpxorq	%ymm12, %ymm21, %ymm21
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_7
-	addq	$8, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_7
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_7:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_7
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_7:
-	movq	%r9, 328(%rdi)
-	movq	$8, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_7:
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
-	vpxorq	32(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 32(%rsi)
-	vpxorq	64(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, 64(%rsi)
-	vpxorq	96(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 96(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_spent4_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again4_192:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try2_192
 	testq	$7, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_192
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned4_192
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast4_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -11585,8 +12619,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned4_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -12021,505 +13055,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_next4_192:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
-	cmpq	$128, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again4_192
-.Laesgen_gfni256_face_r1_xor_stream_try2_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_try2_192:
 	cmpq	$64, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_192
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try1_192
 	cmpq	$252, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_192
-.Laesgen_gfni256_face_r1_xor_stream_fast2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %ymm19
-	vpxorq	(%r9), %ymm19, %ymm18
-	vpxorq	32(%r9), %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm10, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm11, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vpxorq	%ymm12, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm19
-	vpxorq	%ymm12, %ymm19, %ymm19
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
-	vpxorq	32(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 32(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_fill2_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_8
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast2_192
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_8:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent2_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %ymm20
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vinserti32x4	$1, %xmm18, %ymm18, %ymm19
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm18
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm19
-	vpxorq	%ymm0, %ymm18, %ymm18
-	vpxorq	%ymm0, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm21
-	vpshufb	%ymm15, %ymm18, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm17, %ymm21, %ymm18
-	vpshufb	%ymm16, %ymm21, %ymm21
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm21, %ymm22, %ymm18
-	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm21
-	vpshufb	%ymm15, %ymm19, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm17, %ymm21, %ymm19
-	vpshufb	%ymm16, %ymm21, %ymm21
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm21, %ymm22, %ymm19
-	vpxorq	%ymm1, %ymm19, %ymm19
-	vpxorq	%ymm20, %ymm18, %ymm21
-	vmovdqu64	%ymm21, (%r10)
-	vpxorq	%ymm20, %ymm19, %ymm21
-	vmovdqu64	%ymm21, 32(%r10)
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm10, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm11, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vpxorq	%ymm12, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm19
-	vpxorq	%ymm12, %ymm19, %ymm19
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_8
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_8
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_8:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_8
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_8:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_8:
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
-	vpxorq	32(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 32(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_spent2_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again2_192:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try1_192
 	testq	$3, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_192
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned2_192
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast2_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -12741,8 +13285,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned2_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -12965,301 +13509,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_next2_192:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
-	cmpq	$64, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again2_192
-.Laesgen_gfni256_face_r1_xor_stream_try1_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_try1_192:
 	cmpq	$32, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_single192
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_single192
 	cmpq	$254, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_single192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill1_192
-.Laesgen_gfni256_face_r1_xor_stream_fast1_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %ymm18
-	vpxorq	(%r9), %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vpxorq	%ymm12, %ymm18, %ymm18
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_fill1_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_9
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast1_192
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_9:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent1_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %ymm19
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm20
-	vpunpcklqdq	%xmm20, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm18
-	vpxorq	%ymm0, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm1, %ymm18, %ymm18
-	vpxorq	%ymm19, %ymm18, %ymm19
-	vmovdqu64	%ymm19, (%r10)
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vpxorq	%ymm12, %ymm18, %ymm18
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_9
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_9
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_9:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_9
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_9:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_9:
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_spent1_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again1_192:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_single192
 	testq	$1, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_192
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned1_192
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast1_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -13376,8 +13634,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned1_192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -13494,321 +13752,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_192
-.Laesgen_gfni256_face_r1_xor_stream_spent_next1_192:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top192
-	cmpq	$32, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top192
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again1_192
-.Laesgen_gfni256_face_r1_xor_stream_single192:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill192
-.Laesgen_gfni256_face_r1_xor_stream_single_fast192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa64	352(%rdi), %xmm18
-	vpxorq	(%r9), %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_4
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_partial_4:
-	vmovdqa64	%xmm18, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r1_xor_stream_partial_byte_4:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_4
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
-.Laesgen_gfni256_face_r1_xor_stream_single_fill192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_10
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_single_fast192
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_10:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_single_spent192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa64	352(%rdi), %xmm19
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm20
-	vpunpcklqdq	%xmm20, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vmovdqa64	%xmm18, %xmm18
-	vpxorq	%xmm0, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm1, %xmm18, %xmm18
-	vpxorq	%xmm19, %xmm18, %xmm19
-	vmovdqa64	%xmm19, (%r10)
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_10
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_10
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_10:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_10
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_10:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_10:
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_5
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
-.Laesgen_gfni256_face_r1_xor_stream_partial_5:
-	vmovdqa64	%xmm18, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r1_xor_stream_partial_byte_5:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_5
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
-.Laesgen_gfni256_face_r1_xor_stream_single_spent192:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
+.Laesgen_gfni256_face_r1_xor_stream_plain_single192:
 	vmovq	%rax, %xmm18
 	vmovq	%r8, %xmm19
 	vpunpcklqdq	%xmm19, %xmm18, %xmm18
@@ -13926,7 +13871,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top192
 .Laesgen_gfni256_face_r1_xor_stream_partial_6:
 	vmovdqa64	%xmm18, 272(%rdi)
 	addq	$1, %rax
@@ -13939,10 +13884,13 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_6
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end192
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_end192
+.Laesgen_gfni256_face_r1_xor_stream_plain_end192:
+	movq	%r11, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top192
 .Laesgen_gfni256_face_r1_xor_stream_end192:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -14961,7 +14909,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast8_256
 .Laesgen_gfni256_face_r1_xor_stream_outside_run_11:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent8_256
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain256
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -16006,18 +15954,2264 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rsi
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_spent8_256:
+.Laesgen_gfni256_face_r1_xor_stream_try4_256:
+	cmpq	$128, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_256
+	cmpq	$248, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_256
+.Laesgen_gfni256_face_r1_xor_stream_fast4_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm23
+	vpxorq	(%r9), %ymm23, %ymm20
+	vpxorq	32(%r9), %ymm23, %ymm21
+	vpxorq	64(%r9), %ymm23, %ymm22
+	vpxorq	96(%r9), %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm13, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm13, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vpxorq	%ymm14, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vpxorq	%ymm14, %ymm23, %ymm23
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	vpxorq	64(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 64(%rsi)
+	vpxorq	96(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_fill4_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast4_256
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %ymm24
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm23
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm21
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm22
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm23
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm25
+	vpshufb	%ymm17, %ymm20, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm19, %ymm25, %ymm20
+	vpshufb	%ymm18, %ymm25, %ymm25
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm25
+	vpshufb	%ymm17, %ymm21, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm19, %ymm25, %ymm21
+	vpshufb	%ymm18, %ymm25, %ymm25
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm25
+	vpshufb	%ymm17, %ymm22, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm19, %ymm25, %ymm22
+	vpshufb	%ymm18, %ymm25, %ymm25
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm25, %ymm26, %ymm22
+	vpxorq	%ymm1, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm25
+	vpshufb	%ymm17, %ymm23, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm19, %ymm25, %ymm23
+	vpshufb	%ymm18, %ymm25, %ymm25
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm25, %ymm26, %ymm23
+	vpxorq	%ymm1, %ymm23, %ymm23
+	vpxorq	%ymm24, %ymm20, %ymm25
+	vmovdqu64	%ymm25, (%r10)
+	vpxorq	%ymm24, %ymm21, %ymm25
+	vmovdqu64	%ymm25, 32(%r10)
+	vpxorq	%ymm24, %ymm22, %ymm25
+	vmovdqu64	%ymm25, 64(%r10)
+	vpxorq	%ymm24, %ymm23, %ymm25
+	vmovdqu64	%ymm25, 96(%r10)
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm2, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm2, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm3, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm3, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm4, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm4, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm5, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm5, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm6, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm6, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm7, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm7, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm8, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm8, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm9, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm10, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm10, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm11, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm11, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm12, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm12, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm24
+	vpshufb	%ymm17, %ymm20, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm20
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm24
+	vpshufb	%ymm17, %ymm21, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm21
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm24, %ymm25, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm24
+	vpshufb	%ymm17, %ymm22, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm22
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm22, %ymm22
+	vpternlogd	$150, %ymm24, %ymm25, %ymm22
+	vpxorq	%ymm13, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm24
+	vpshufb	%ymm17, %ymm23, %ymm25
+	vpxorq	%ymm25, %ymm24, %ymm24
+	vgf2p8mulb	%ymm19, %ymm24, %ymm23
+	vpshufb	%ymm18, %ymm24, %ymm24
+	vmovdqa64	%ymm23, %ymm23
+	vpternlogd	$150, %ymm24, %ymm25, %ymm23
+	vpxorq	%ymm13, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
+	vpshufb	%ymm16, %ymm22, %ymm22
+	vpxorq	%ymm14, %ymm22, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
+	vpshufb	%ymm16, %ymm23, %ymm23
+	vpxorq	%ymm14, %ymm23, %ymm23
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_12
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_12
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_12:
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	vpxorq	64(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 64(%rsi)
+	vpxorq	96(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 96(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_try2_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_256
+	cmpq	$252, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_256
+.Laesgen_gfni256_face_r1_xor_stream_fast2_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm21
+	vpxorq	(%r9), %ymm21, %ymm20
+	vpxorq	32(%r9), %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_fill2_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_13
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast2_256
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_13:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %ymm22
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm21
+	vpunpcklqdq	%xmm21, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm21
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm21
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm23
+	vpshufb	%ymm17, %ymm20, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm19, %ymm23, %ymm20
+	vpshufb	%ymm18, %ymm23, %ymm23
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm23, %ymm24, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm23
+	vpshufb	%ymm17, %ymm21, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm19, %ymm23, %ymm21
+	vpshufb	%ymm18, %ymm23, %ymm23
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm23, %ymm24, %ymm21
+	vpxorq	%ymm1, %ymm21, %ymm21
+	vpxorq	%ymm22, %ymm20, %ymm23
+	vmovdqu64	%ymm23, (%r10)
+	vpxorq	%ymm22, %ymm21, %ymm23
+	vmovdqu64	%ymm23, 32(%r10)
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm2, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm3, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm4, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm5, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm6, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm7, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm8, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm9, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm10, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm12, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm22
+	vpshufb	%ymm17, %ymm21, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm21
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm21, %ymm21
+	vpternlogd	$150, %ymm22, %ymm23, %ymm21
+	vpxorq	%ymm13, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
+	vpshufb	%ymm16, %ymm21, %ymm21
+	vpxorq	%ymm14, %ymm21, %ymm21
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_13
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_13
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_13:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_13
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_13:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_13:
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	vpxorq	32(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 32(%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_try1_256:
+	cmpq	$32, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_single256
+	cmpq	$254, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_single256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_fill1_256
+.Laesgen_gfni256_face_r1_xor_stream_fast1_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %ymm20
+	vpxorq	(%r9), %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_fill1_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	2(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$1, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_14
+	movq	$0xffff, 344(%rdi)
+	addq	$2, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast1_256
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_14:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %ymm21
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm22
+	vpunpcklqdq	%xmm22, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
+	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm22
+	vpshufb	%ymm17, %ymm20, %ymm23
+	vpxorq	%ymm23, %ymm22, %ymm22
+	vgf2p8mulb	%ymm19, %ymm22, %ymm20
+	vpshufb	%ymm18, %ymm22, %ymm22
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm22, %ymm23, %ymm20
+	vpxorq	%ymm1, %ymm20, %ymm20
+	vpxorq	%ymm21, %ymm20, %ymm21
+	vmovdqu64	%ymm21, (%r10)
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm2, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm3, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm4, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm5, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm6, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm7, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm8, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm9, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm10, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm11, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm12, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm21
+	vpshufb	%ymm17, %ymm20, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm19, %ymm21, %ymm20
+	vpshufb	%ymm18, %ymm21, %ymm21
+	vmovdqa64	%ymm20, %ymm20
+	vpternlogd	$150, %ymm21, %ymm22, %ymm20
+	vpxorq	%ymm13, %ymm20, %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
+	vpshufb	%ymm16, %ymm20, %ymm20
+	vpxorq	%ymm14, %ymm20, %ymm20
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_14
+	addq	$2, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_14
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_14:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_14
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_14:
+	movq	%r9, 328(%rdi)
+	movq	$2, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_14:
+	vpxorq	(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, (%rsi)
+	addq	$2, %rax
+	adcq	$0, %r8
+	addq	$32, %rdx
+	addq	$32, %rsi
+	subq	$32, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_single256:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill256
+.Laesgen_gfni256_face_r1_xor_stream_single_fast256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	352(%rdi), %xmm20
+	vpxorq	(%r9), %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_7
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_partial_7:
+	vmovdqa64	%xmm20, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r1_xor_stream_partial_byte_7:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_7
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
+.Laesgen_gfni256_face_r1_xor_stream_single_fill256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_15
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_gfni256_face_r1_xor_stream_single_fast256
+.Laesgen_gfni256_face_r1_xor_stream_outside_run_15:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa64	352(%rdi), %xmm21
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm22
+	vpunpcklqdq	%xmm22, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vmovdqa64	%xmm20, %xmm20
+	vpxorq	%xmm0, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm22
+	vpshufb	%xmm17, %xmm20, %xmm23
+	vpxorq	%xmm23, %xmm22, %xmm22
+	vgf2p8mulb	%xmm19, %xmm22, %xmm20
+	vpshufb	%xmm18, %xmm22, %xmm22
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm22, %xmm23, %xmm20
+	vpxorq	%xmm1, %xmm20, %xmm20
+	vpxorq	%xmm21, %xmm20, %xmm21
+	vmovdqa64	%xmm21, (%r10)
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm2, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm3, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm4, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm5, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm6, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm7, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm8, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm9, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm10, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm11, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm12, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm21
+	vpshufb	%xmm17, %xmm20, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm19, %xmm21, %xmm20
+	vpshufb	%xmm18, %xmm21, %xmm21
+	vmovdqa64	%xmm20, %xmm20
+	vpternlogd	$150, %xmm21, %xmm22, %xmm20
+	vpxorq	%xmm13, %xmm20, %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
+	vpshufb	%xmm16, %xmm20, %xmm20
+	vpxorq	%xmm14, %xmm20, %xmm20
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_15
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_15
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_gfni256_face_r1_xor_stream_run_grown_15:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_15
+.Laesgen_gfni256_face_r1_xor_stream_run_restart_15:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_gfni256_face_r1_xor_stream_run_done_15:
+	cmpq	$16, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_8
+	vpxorq	(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+.Laesgen_gfni256_face_r1_xor_stream_partial_8:
+	vmovdqa64	%xmm20, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_gfni256_face_r1_xor_stream_partial_byte_8:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_8
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
+.Laesgen_gfni256_face_r1_xor_stream_plain256:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$16, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again8_256:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_gfni256_face_r1_xor_stream_plain_top256:
+	testq	%rcx, %rcx
+	je	.Laesgen_gfni256_face_r1_xor_stream_plain_end256
+	movzbl	%al, %r9d
+	cmpq	$256, %rcx
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try4_256
+	cmpq	$240, %r9
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try4_256
 	testq	$15, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_256
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned8_256
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast8_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -17013,8 +19207,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned8_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned8_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -18017,1057 +20211,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next8_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_next8_256:
-	addq	$16, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
-	cmpq	$256, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again8_256
-.Laesgen_gfni256_face_r1_xor_stream_try4_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_try4_256:
 	cmpq	$128, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try2_256
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try2_256
 	cmpq	$248, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try2_256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill4_256
-.Laesgen_gfni256_face_r1_xor_stream_fast4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %ymm23
-	vpxorq	(%r9), %ymm23, %ymm20
-	vpxorq	32(%r9), %ymm23, %ymm21
-	vpxorq	64(%r9), %ymm23, %ymm22
-	vpxorq	96(%r9), %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm2, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm2, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm3, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm3, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm4, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm4, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm5, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm5, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm6, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm6, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm7, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm7, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm8, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm8, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm9, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm9, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm10, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm10, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm11, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm11, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm12, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm12, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm12, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm13, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm13, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm13, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vpxorq	%ymm14, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm21
-	vpxorq	%ymm14, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vpxorq	%ymm14, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm23
-	vpxorq	%ymm14, %ymm23, %ymm23
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
-	vpxorq	32(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 32(%rsi)
-	vpxorq	64(%rdx), %ymm22, %ymm22
-	vmovdqu64	%ymm22, 64(%rsi)
-	vpxorq	96(%rdx), %ymm23, %ymm23
-	vmovdqu64	%ymm23, 96(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_fill4_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	8(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$7, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_12
-	movq	$0xffff, 344(%rdi)
-	addq	$8, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast4_256
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_12:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent4_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %ymm24
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vinserti32x4	$1, %xmm20, %ymm20, %ymm23
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm20
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm21
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm22
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm23
-	vpxorq	%ymm0, %ymm20, %ymm20
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vpxorq	%ymm0, %ymm22, %ymm22
-	vpxorq	%ymm0, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm25
-	vpshufb	%ymm17, %ymm20, %ymm26
-	vpxorq	%ymm26, %ymm25, %ymm25
-	vgf2p8mulb	%ymm19, %ymm25, %ymm20
-	vpshufb	%ymm18, %ymm25, %ymm25
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm25, %ymm26, %ymm20
-	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm25
-	vpshufb	%ymm17, %ymm21, %ymm26
-	vpxorq	%ymm26, %ymm25, %ymm25
-	vgf2p8mulb	%ymm19, %ymm25, %ymm21
-	vpshufb	%ymm18, %ymm25, %ymm25
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm25, %ymm26, %ymm21
-	vpxorq	%ymm1, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm25
-	vpshufb	%ymm17, %ymm22, %ymm26
-	vpxorq	%ymm26, %ymm25, %ymm25
-	vgf2p8mulb	%ymm19, %ymm25, %ymm22
-	vpshufb	%ymm18, %ymm25, %ymm25
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm25, %ymm26, %ymm22
-	vpxorq	%ymm1, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm25
-	vpshufb	%ymm17, %ymm23, %ymm26
-	vpxorq	%ymm26, %ymm25, %ymm25
-	vgf2p8mulb	%ymm19, %ymm25, %ymm23
-	vpshufb	%ymm18, %ymm25, %ymm25
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm25, %ymm26, %ymm23
-	vpxorq	%ymm1, %ymm23, %ymm23
-	vpxorq	%ymm24, %ymm20, %ymm25
-	vmovdqu64	%ymm25, (%r10)
-	vpxorq	%ymm24, %ymm21, %ymm25
-	vmovdqu64	%ymm25, 32(%r10)
-	vpxorq	%ymm24, %ymm22, %ymm25
-	vmovdqu64	%ymm25, 64(%r10)
-	vpxorq	%ymm24, %ymm23, %ymm25
-	vmovdqu64	%ymm25, 96(%r10)
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm2, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm2, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm3, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm3, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm4, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm4, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm5, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm5, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm6, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm6, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm7, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm7, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm8, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm8, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm9, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm9, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm10, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm10, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm11, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm11, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm12, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm12, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm12, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
-	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm13, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm13, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm13, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vpxorq	%ymm14, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm21
-	vpxorq	%ymm14, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vpxorq	%ymm14, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm23
-	vpxorq	%ymm14, %ymm23, %ymm23
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_12
-	addq	$8, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_12
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_12:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_12
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_12:
-	movq	%r9, 328(%rdi)
-	movq	$8, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_12:
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
-	vpxorq	32(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 32(%rsi)
-	vpxorq	64(%rdx), %ymm22, %ymm22
-	vmovdqu64	%ymm22, 64(%rsi)
-	vpxorq	96(%rdx), %ymm23, %ymm23
-	vmovdqu64	%ymm23, 96(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_spent4_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again4_256:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try2_256
 	testq	$7, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_256
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned4_256
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast4_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -19571,8 +20723,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned4_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned4_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -20079,577 +21231,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next4_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_next4_256:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
-	cmpq	$128, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again4_256
-.Laesgen_gfni256_face_r1_xor_stream_try2_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_try2_256:
 	cmpq	$64, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_try1_256
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_try1_256
 	cmpq	$252, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_try1_256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill2_256
-.Laesgen_gfni256_face_r1_xor_stream_fast2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %ymm21
-	vpxorq	(%r9), %ymm21, %ymm20
-	vpxorq	32(%r9), %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm12, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm13, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vpxorq	%ymm14, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm21
-	vpxorq	%ymm14, %ymm21, %ymm21
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
-	vpxorq	32(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 32(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_fill2_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_13
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast2_256
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_13:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent2_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %ymm22
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vinserti32x4	$1, %xmm20, %ymm20, %ymm21
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm20
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm21
-	vpxorq	%ymm0, %ymm20, %ymm20
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm23
-	vpshufb	%ymm17, %ymm20, %ymm24
-	vpxorq	%ymm24, %ymm23, %ymm23
-	vgf2p8mulb	%ymm19, %ymm23, %ymm20
-	vpshufb	%ymm18, %ymm23, %ymm23
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm23, %ymm24, %ymm20
-	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm23
-	vpshufb	%ymm17, %ymm21, %ymm24
-	vpxorq	%ymm24, %ymm23, %ymm23
-	vgf2p8mulb	%ymm19, %ymm23, %ymm21
-	vpshufb	%ymm18, %ymm23, %ymm23
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm23, %ymm24, %ymm21
-	vpxorq	%ymm1, %ymm21, %ymm21
-	vpxorq	%ymm22, %ymm20, %ymm23
-	vmovdqu64	%ymm23, (%r10)
-	vpxorq	%ymm22, %ymm21, %ymm23
-	vmovdqu64	%ymm23, 32(%r10)
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm12, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm13, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vpxorq	%ymm14, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm21
-	vpxorq	%ymm14, %ymm21, %ymm21
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_13
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_13
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_13:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_13
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_13:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_13:
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
-	vpxorq	32(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 32(%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_spent2_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again2_256:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_try1_256
 	testq	$3, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_256
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned2_256
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast2_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -20907,8 +21497,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned2_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned2_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -21167,337 +21757,15 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next2_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_next2_256:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
-	cmpq	$64, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again2_256
-.Laesgen_gfni256_face_r1_xor_stream_try1_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_try1_256:
 	cmpq	$32, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_single256
+	jb	.Laesgen_gfni256_face_r1_xor_stream_plain_single256
 	cmpq	$254, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_single256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_fill1_256
-.Laesgen_gfni256_face_r1_xor_stream_fast1_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %ymm20
-	vpxorq	(%r9), %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vpxorq	%ymm14, %ymm20, %ymm20
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_fill1_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	2(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$1, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_14
-	movq	$0xffff, 344(%rdi)
-	addq	$2, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_fast1_256
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_14:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_spent1_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %ymm21
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm22
-	vpunpcklqdq	%xmm22, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
-	vpaddb	.Laesgen_gfni256_face_r1_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm20
-	vpxorq	%ymm0, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm1, %ymm20, %ymm20
-	vpxorq	%ymm21, %ymm20, %ymm21
-	vmovdqu64	%ymm21, (%r10)
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vpxorq	%ymm14, %ymm20, %ymm20
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_14
-	addq	$2, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_14
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_14:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_14
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_14:
-	movq	%r9, 328(%rdi)
-	movq	$2, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_14:
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
-	addq	$2, %rax
-	adcq	$0, %r8
-	addq	$32, %rdx
-	addq	$32, %rsi
-	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_spent1_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$2, %r10
-.Laesgen_gfni256_face_r1_xor_stream_spent_again1_256:
+	ja	.Laesgen_gfni256_face_r1_xor_stream_plain_single256
 	testq	$1, %r9
-	jne	.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_256
+	jne	.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned1_256
+.Laesgen_gfni256_face_r1_xor_stream_plain_fast1_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -21632,8 +21900,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_unaligned1_256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_unaligned1_256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -21768,357 +22036,8 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$32, %rdx
 	addq	$32, %rsi
 	subq	$32, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_next1_256
-.Laesgen_gfni256_face_r1_xor_stream_spent_next1_256:
-	addq	$2, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_gfni256_face_r1_xor_stream_top256
-	cmpq	$32, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_top256
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_spent_again1_256
-.Laesgen_gfni256_face_r1_xor_stream_single256:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_gfni256_face_r1_xor_stream_single_fill256
-.Laesgen_gfni256_face_r1_xor_stream_single_fast256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa64	352(%rdi), %xmm20
-	vpxorq	(%r9), %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_7
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_partial_7:
-	vmovdqa64	%xmm20, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r1_xor_stream_partial_byte_7:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_7
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
-.Laesgen_gfni256_face_r1_xor_stream_single_fill256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_gfni256_face_r1_xor_stream_outside_run_15
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_gfni256_face_r1_xor_stream_single_fast256
-.Laesgen_gfni256_face_r1_xor_stream_outside_run_15:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_gfni256_face_r1_xor_stream_single_spent256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa64	352(%rdi), %xmm21
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm22
-	vpunpcklqdq	%xmm22, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni256_face_r1_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vmovdqa64	%xmm20, %xmm20
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm1, %xmm20, %xmm20
-	vpxorq	%xmm21, %xmm20, %xmm21
-	vmovdqa64	%xmm21, (%r10)
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_gfni256_face_r1_xor_stream_run_restart_15
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_gfni256_face_r1_xor_stream_run_grown_15
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_gfni256_face_r1_xor_stream_run_grown_15:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_run_done_15
-.Laesgen_gfni256_face_r1_xor_stream_run_restart_15:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_gfni256_face_r1_xor_stream_run_done_15:
-	cmpq	$16, %rcx
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_8
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
-.Laesgen_gfni256_face_r1_xor_stream_partial_8:
-	vmovdqa64	%xmm20, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_gfni256_face_r1_xor_stream_partial_byte_8:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_8
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
-.Laesgen_gfni256_face_r1_xor_stream_single_spent256:
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
+.Laesgen_gfni256_face_r1_xor_stream_plain_single256:
 	vmovq	%rax, %xmm20
 	vmovq	%r8, %xmm21
 	vpunpcklqdq	%xmm21, %xmm20, %xmm20
@@ -22254,7 +22173,7 @@ aesgen_gfni256_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_top256
 .Laesgen_gfni256_face_r1_xor_stream_partial_9:
 	vmovdqa64	%xmm20, 272(%rdi)
 	addq	$1, %rax
@@ -22267,10 +22186,13 @@ aesgen_gfni256_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_gfni256_face_r1_xor_stream_partial_byte_9
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_gfni256_face_r1_xor_stream_end256
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_plain_end256
+.Laesgen_gfni256_face_r1_xor_stream_plain_end256:
+	movq	%r11, %rcx
+	jmp	.Laesgen_gfni256_face_r1_xor_stream_top256
 .Laesgen_gfni256_face_r1_xor_stream_end256:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)

@@ -890,7 +890,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast8_128
 .Laesgen_vaes512_face_r1_xor_stream_outside_run:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_spent8_128
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain128
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -1055,18 +1055,568 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
-.Laesgen_vaes512_face_r1_xor_stream_spent8_128:
+.Laesgen_vaes512_face_r1_xor_stream_try4_128:
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try2_128
+	cmpq	$240, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try2_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill4_128
+.Laesgen_vaes512_face_r1_xor_stream_fast4_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm14
+	vpxorq	(%r9), %zmm14, %zmm11
+	vpxorq	64(%r9), %zmm14, %zmm12
+	vpxorq	128(%r9), %zmm14, %zmm13
+	vpxorq	192(%r9), %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	vpxorq	128(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rsi)
+	vpxorq	192(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
+.Laesgen_vaes512_face_r1_xor_stream_fill4_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_2
+	movq	$0xffff, 344(%rdi)
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast4_128
+.Laesgen_vaes512_face_r1_xor_stream_outside_run_2:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %zmm15
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm14
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm11
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm12
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus8(%rip), %zmm14, %zmm13
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus12(%rip), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vpxorq	%zmm15, %zmm11, %zmm16
+	vmovdqu64	%zmm16, (%r10)
+	vpxorq	%zmm15, %zmm12, %zmm16
+	vmovdqu64	%zmm16, 64(%r10)
+	vpxorq	%zmm15, %zmm13, %zmm16
+	vmovdqu64	%zmm16, 128(%r10)
+	vpxorq	%zmm15, %zmm14, %zmm16
+	vmovdqu64	%zmm16, 192(%r10)
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm13, %zmm13
+	vaesenclast	%zmm10, %zmm14, %zmm14
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_2
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_2
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_2:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_2
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_2:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_2:
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	vpxorq	128(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, 128(%rsi)
+	vpxorq	192(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
+.Laesgen_vaes512_face_r1_xor_stream_try2_128:
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try1_128
+	cmpq	$248, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill2_128
+.Laesgen_vaes512_face_r1_xor_stream_fast2_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm12
+	vpxorq	(%r9), %zmm12, %zmm11
+	vpxorq	64(%r9), %zmm12, %zmm12
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
+.Laesgen_vaes512_face_r1_xor_stream_fill2_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_3
+	movq	$0xffff, 344(%rdi)
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast2_128
+.Laesgen_vaes512_face_r1_xor_stream_outside_run_3:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %zmm13
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm12
+	vpunpcklqdq	%xmm12, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm12
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm12, %zmm11
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm12, %zmm12
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm12, %zmm12
+	vpxorq	%zmm13, %zmm11, %zmm14
+	vmovdqu64	%zmm14, (%r10)
+	vpxorq	%zmm13, %zmm12, %zmm14
+	vmovdqu64	%zmm14, 64(%r10)
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm12, %zmm12
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm12, %zmm12
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm12, %zmm12
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm12, %zmm12
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm12, %zmm12
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm12, %zmm12
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm12, %zmm12
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm12, %zmm12
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm12, %zmm12
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_3
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_3
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_3:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_3
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_3:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_3:
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	vpxorq	64(%rdx), %zmm12, %zmm12
+	vmovdqu64	%zmm12, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
+.Laesgen_vaes512_face_r1_xor_stream_try1_128:
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_single128
+	cmpq	$252, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_single128
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill1_128
+.Laesgen_vaes512_face_r1_xor_stream_fast1_128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm11
+	vpxorq	(%r9), %zmm11, %zmm11
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
+.Laesgen_vaes512_face_r1_xor_stream_fill1_128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_4
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast1_128
+.Laesgen_vaes512_face_r1_xor_stream_outside_run_4:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %zmm12
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm13
+	vpunpcklqdq	%xmm13, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm11, %zmm11
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vaesenc	%zmm1, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm11, %zmm12
+	vmovdqu64	%zmm12, (%r10)
+	vaesenc	%zmm2, %zmm11, %zmm11
+	vaesenc	%zmm3, %zmm11, %zmm11
+	vaesenc	%zmm4, %zmm11, %zmm11
+	vaesenc	%zmm5, %zmm11, %zmm11
+	vaesenc	%zmm6, %zmm11, %zmm11
+	vaesenc	%zmm7, %zmm11, %zmm11
+	vaesenc	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm9, %zmm11, %zmm11
+	vaesenclast	%zmm10, %zmm11, %zmm11
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_4
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_4
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_4:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_4
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_4:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_4:
+	vpxorq	(%rdx), %zmm11, %zmm11
+	vmovdqu64	%zmm11, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
+.Laesgen_vaes512_face_r1_xor_stream_single128:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_single_fill128
+.Laesgen_vaes512_face_r1_xor_stream_single_fast128:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	352(%rdi), %xmm11
+	vpxorq	(%r9), %xmm11, %xmm11
+	vaesenc	%xmm2, %xmm11, %xmm11
+	vaesenc	%xmm3, %xmm11, %xmm11
+	vaesenc	%xmm4, %xmm11, %xmm11
+	vaesenc	%xmm5, %xmm11, %xmm11
+	vaesenc	%xmm6, %xmm11, %xmm11
+	vaesenc	%xmm7, %xmm11, %xmm11
+	vaesenc	%xmm8, %xmm11, %xmm11
+	vaesenc	%xmm9, %xmm11, %xmm11
+	vaesenclast	%xmm10, %xmm11, %xmm11
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_partial
+	vpxorq	(%rdx), %xmm11, %xmm11
+	vmovdqu64	%xmm11, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
+.Laesgen_vaes512_face_r1_xor_stream_partial:
+	vmovdqa64	%xmm11, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes512_face_r1_xor_stream_partial_byte:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_end128
+.Laesgen_vaes512_face_r1_xor_stream_single_fill128:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_5
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_single_fast128
+.Laesgen_vaes512_face_r1_xor_stream_outside_run_5:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain128
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa64	352(%rdi), %xmm12
+	vmovq	%rax, %xmm11
+	vmovq	%r8, %xmm13
+	vpunpcklqdq	%xmm13, %xmm11, %xmm11
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm11, %xmm11
+	vmovdqa64	%xmm11, %xmm11
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vaesenc	%xmm1, %xmm11, %xmm11
+	vpxorq	%xmm12, %xmm11, %xmm12
+	vmovdqa64	%xmm12, (%r10)
+	vaesenc	%xmm2, %xmm11, %xmm11
+	vaesenc	%xmm3, %xmm11, %xmm11
+	vaesenc	%xmm4, %xmm11, %xmm11
+	vaesenc	%xmm5, %xmm11, %xmm11
+	vaesenc	%xmm6, %xmm11, %xmm11
+	vaesenc	%xmm7, %xmm11, %xmm11
+	vaesenc	%xmm8, %xmm11, %xmm11
+	vaesenc	%xmm9, %xmm11, %xmm11
+	vaesenclast	%xmm10, %xmm11, %xmm11
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_5
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_5
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_5:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_5
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_5:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_5:
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_2
+	vpxorq	(%rdx), %xmm11, %xmm11
+	vmovdqu64	%xmm11, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
+.Laesgen_vaes512_face_r1_xor_stream_partial_2:
+	vmovdqa64	%xmm11, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes512_face_r1_xor_stream_partial_byte_2:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte_2
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_end128
+.Laesgen_vaes512_face_r1_xor_stream_plain128:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$32, %r10
-.Laesgen_vaes512_face_r1_xor_stream_spent_again8_128:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_vaes512_face_r1_xor_stream_plain_top128:
+	testq	%rcx, %rcx
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain_end128
+	movzbl	%al, %r9d
+	cmpq	$512, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_plain_try4_128
+	cmpq	$224, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_plain_try4_128
 	testq	$31, %r9
-	jne	.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned8_128
+	jne	.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned8_128
+.Laesgen_vaes512_face_r1_xor_stream_plain_fast8_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1182,8 +1732,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next8_128
-.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned8_128:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top128
+.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned8_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1306,209 +1856,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next8_128
-.Laesgen_vaes512_face_r1_xor_stream_spent_next8_128:
-	addq	$32, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_top128
-	cmpq	$512, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_top128
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_again8_128
-.Laesgen_vaes512_face_r1_xor_stream_try4_128:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top128
+.Laesgen_vaes512_face_r1_xor_stream_plain_try4_128:
 	cmpq	$256, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_try2_128
+	jb	.Laesgen_vaes512_face_r1_xor_stream_plain_try2_128
 	cmpq	$240, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_try2_128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_vaes512_face_r1_xor_stream_fill4_128
-.Laesgen_vaes512_face_r1_xor_stream_fast4_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %zmm14
-	vpxorq	(%r9), %zmm14, %zmm11
-	vpxorq	64(%r9), %zmm14, %zmm12
-	vpxorq	128(%r9), %zmm14, %zmm13
-	vpxorq	192(%r9), %zmm14, %zmm14
-	vaesenc	%zmm2, %zmm11, %zmm11
-	vaesenc	%zmm2, %zmm12, %zmm12
-	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm2, %zmm14, %zmm14
-	vaesenc	%zmm3, %zmm11, %zmm11
-	vaesenc	%zmm3, %zmm12, %zmm12
-	vaesenc	%zmm3, %zmm13, %zmm13
-	vaesenc	%zmm3, %zmm14, %zmm14
-	vaesenc	%zmm4, %zmm11, %zmm11
-	vaesenc	%zmm4, %zmm12, %zmm12
-	vaesenc	%zmm4, %zmm13, %zmm13
-	vaesenc	%zmm4, %zmm14, %zmm14
-	vaesenc	%zmm5, %zmm11, %zmm11
-	vaesenc	%zmm5, %zmm12, %zmm12
-	vaesenc	%zmm5, %zmm13, %zmm13
-	vaesenc	%zmm5, %zmm14, %zmm14
-	vaesenc	%zmm6, %zmm11, %zmm11
-	vaesenc	%zmm6, %zmm12, %zmm12
-	vaesenc	%zmm6, %zmm13, %zmm13
-	vaesenc	%zmm6, %zmm14, %zmm14
-	vaesenc	%zmm7, %zmm11, %zmm11
-	vaesenc	%zmm7, %zmm12, %zmm12
-	vaesenc	%zmm7, %zmm13, %zmm13
-	vaesenc	%zmm7, %zmm14, %zmm14
-	vaesenc	%zmm8, %zmm11, %zmm11
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vaesenc	%zmm8, %zmm13, %zmm13
-	vaesenc	%zmm8, %zmm14, %zmm14
-	vaesenc	%zmm9, %zmm11, %zmm11
-	vaesenc	%zmm9, %zmm12, %zmm12
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vaesenc	%zmm9, %zmm14, %zmm14
-	vaesenclast	%zmm10, %zmm11, %zmm11
-	vaesenclast	%zmm10, %zmm12, %zmm12
-	vaesenclast	%zmm10, %zmm13, %zmm13
-	vaesenclast	%zmm10, %zmm14, %zmm14
-	vpxorq	(%rdx), %zmm11, %zmm11
-	vmovdqu64	%zmm11, (%rsi)
-	vpxorq	64(%rdx), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 64(%rsi)
-	vpxorq	128(%rdx), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 128(%rsi)
-	vpxorq	192(%rdx), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 192(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
-.Laesgen_vaes512_face_r1_xor_stream_fill4_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	16(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$15, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_2
-	movq	$0xffff, 344(%rdi)
-	addq	$16, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast4_128
-.Laesgen_vaes512_face_r1_xor_stream_outside_run_2:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_spent4_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %zmm15
-	vmovq	%rax, %xmm11
-	vmovq	%r8, %xmm12
-	vpunpcklqdq	%xmm12, %xmm11, %xmm11
-	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm11, %xmm11
-	vshufi32x4	$0, %zmm11, %zmm11, %zmm14
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm11
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm12
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus8(%rip), %zmm14, %zmm13
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus12(%rip), %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm12, %zmm12
-	vpxorq	%zmm0, %zmm13, %zmm13
-	vpxorq	%zmm0, %zmm14, %zmm14
-	vaesenc	%zmm1, %zmm11, %zmm11
-	vaesenc	%zmm1, %zmm12, %zmm12
-	vaesenc	%zmm1, %zmm13, %zmm13
-	vaesenc	%zmm1, %zmm14, %zmm14
-	vpxorq	%zmm15, %zmm11, %zmm16
-	vmovdqu64	%zmm16, (%r10)
-	vpxorq	%zmm15, %zmm12, %zmm16
-	vmovdqu64	%zmm16, 64(%r10)
-	vpxorq	%zmm15, %zmm13, %zmm16
-	vmovdqu64	%zmm16, 128(%r10)
-	vpxorq	%zmm15, %zmm14, %zmm16
-	vmovdqu64	%zmm16, 192(%r10)
-	vaesenc	%zmm2, %zmm11, %zmm11
-	vaesenc	%zmm2, %zmm12, %zmm12
-	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm2, %zmm14, %zmm14
-	vaesenc	%zmm3, %zmm11, %zmm11
-	vaesenc	%zmm3, %zmm12, %zmm12
-	vaesenc	%zmm3, %zmm13, %zmm13
-	vaesenc	%zmm3, %zmm14, %zmm14
-	vaesenc	%zmm4, %zmm11, %zmm11
-	vaesenc	%zmm4, %zmm12, %zmm12
-	vaesenc	%zmm4, %zmm13, %zmm13
-	vaesenc	%zmm4, %zmm14, %zmm14
-	vaesenc	%zmm5, %zmm11, %zmm11
-	vaesenc	%zmm5, %zmm12, %zmm12
-	vaesenc	%zmm5, %zmm13, %zmm13
-	vaesenc	%zmm5, %zmm14, %zmm14
-	vaesenc	%zmm6, %zmm11, %zmm11
-	vaesenc	%zmm6, %zmm12, %zmm12
-	vaesenc	%zmm6, %zmm13, %zmm13
-	vaesenc	%zmm6, %zmm14, %zmm14
-	vaesenc	%zmm7, %zmm11, %zmm11
-	vaesenc	%zmm7, %zmm12, %zmm12
-	vaesenc	%zmm7, %zmm13, %zmm13
-	vaesenc	%zmm7, %zmm14, %zmm14
-	vaesenc	%zmm8, %zmm11, %zmm11
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vaesenc	%zmm8, %zmm13, %zmm13
-	vaesenc	%zmm8, %zmm14, %zmm14
-	vaesenc	%zmm9, %zmm11, %zmm11
-	vaesenc	%zmm9, %zmm12, %zmm12
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vaesenc	%zmm9, %zmm14, %zmm14
-	vaesenclast	%zmm10, %zmm11, %zmm11
-	vaesenclast	%zmm10, %zmm12, %zmm12
-	vaesenclast	%zmm10, %zmm13, %zmm13
-	vaesenclast	%zmm10, %zmm14, %zmm14
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_2
-	addq	$16, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_2
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_vaes512_face_r1_xor_stream_run_grown_2:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_2
-.Laesgen_vaes512_face_r1_xor_stream_run_restart_2:
-	movq	%r9, 328(%rdi)
-	movq	$16, 336(%rdi)
-.Laesgen_vaes512_face_r1_xor_stream_run_done_2:
-	vpxorq	(%rdx), %zmm11, %zmm11
-	vmovdqu64	%zmm11, (%rsi)
-	vpxorq	64(%rdx), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 64(%rsi)
-	vpxorq	128(%rdx), %zmm13, %zmm13
-	vmovdqu64	%zmm13, 128(%rsi)
-	vpxorq	192(%rdx), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 192(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
-.Laesgen_vaes512_face_r1_xor_stream_spent4_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$16, %r10
-.Laesgen_vaes512_face_r1_xor_stream_spent_again4_128:
+	ja	.Laesgen_vaes512_face_r1_xor_stream_plain_try2_128
 	testq	$15, %r9
-	jne	.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned4_128
+	jne	.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned4_128
+.Laesgen_vaes512_face_r1_xor_stream_plain_fast4_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1572,8 +1928,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next4_128
-.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned4_128:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top128
+.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned4_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1640,153 +1996,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next4_128
-.Laesgen_vaes512_face_r1_xor_stream_spent_next4_128:
-	addq	$16, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_top128
-	cmpq	$256, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_top128
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_again4_128
-.Laesgen_vaes512_face_r1_xor_stream_try2_128:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top128
+.Laesgen_vaes512_face_r1_xor_stream_plain_try2_128:
 	cmpq	$128, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_try1_128
+	jb	.Laesgen_vaes512_face_r1_xor_stream_plain_try1_128
 	cmpq	$248, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_vaes512_face_r1_xor_stream_fill2_128
-.Laesgen_vaes512_face_r1_xor_stream_fast2_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %zmm12
-	vpxorq	(%r9), %zmm12, %zmm11
-	vpxorq	64(%r9), %zmm12, %zmm12
-	vaesenc	%zmm2, %zmm11, %zmm11
-	vaesenc	%zmm2, %zmm12, %zmm12
-	vaesenc	%zmm3, %zmm11, %zmm11
-	vaesenc	%zmm3, %zmm12, %zmm12
-	vaesenc	%zmm4, %zmm11, %zmm11
-	vaesenc	%zmm4, %zmm12, %zmm12
-	vaesenc	%zmm5, %zmm11, %zmm11
-	vaesenc	%zmm5, %zmm12, %zmm12
-	vaesenc	%zmm6, %zmm11, %zmm11
-	vaesenc	%zmm6, %zmm12, %zmm12
-	vaesenc	%zmm7, %zmm11, %zmm11
-	vaesenc	%zmm7, %zmm12, %zmm12
-	vaesenc	%zmm8, %zmm11, %zmm11
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vaesenc	%zmm9, %zmm11, %zmm11
-	vaesenc	%zmm9, %zmm12, %zmm12
-	vaesenclast	%zmm10, %zmm11, %zmm11
-	vaesenclast	%zmm10, %zmm12, %zmm12
-	vpxorq	(%rdx), %zmm11, %zmm11
-	vmovdqu64	%zmm11, (%rsi)
-	vpxorq	64(%rdx), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 64(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
-.Laesgen_vaes512_face_r1_xor_stream_fill2_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	8(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$7, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_3
-	movq	$0xffff, 344(%rdi)
-	addq	$8, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast2_128
-.Laesgen_vaes512_face_r1_xor_stream_outside_run_3:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_spent2_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %zmm13
-	vmovq	%rax, %xmm11
-	vmovq	%r8, %xmm12
-	vpunpcklqdq	%xmm12, %xmm11, %xmm11
-	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm11, %xmm11
-	vshufi32x4	$0, %zmm11, %zmm11, %zmm12
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm12, %zmm11
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm12, %zmm12
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm12, %zmm12
-	vaesenc	%zmm1, %zmm11, %zmm11
-	vaesenc	%zmm1, %zmm12, %zmm12
-	vpxorq	%zmm13, %zmm11, %zmm14
-	vmovdqu64	%zmm14, (%r10)
-	vpxorq	%zmm13, %zmm12, %zmm14
-	vmovdqu64	%zmm14, 64(%r10)
-	vaesenc	%zmm2, %zmm11, %zmm11
-	vaesenc	%zmm2, %zmm12, %zmm12
-	vaesenc	%zmm3, %zmm11, %zmm11
-	vaesenc	%zmm3, %zmm12, %zmm12
-	vaesenc	%zmm4, %zmm11, %zmm11
-	vaesenc	%zmm4, %zmm12, %zmm12
-	vaesenc	%zmm5, %zmm11, %zmm11
-	vaesenc	%zmm5, %zmm12, %zmm12
-	vaesenc	%zmm6, %zmm11, %zmm11
-	vaesenc	%zmm6, %zmm12, %zmm12
-	vaesenc	%zmm7, %zmm11, %zmm11
-	vaesenc	%zmm7, %zmm12, %zmm12
-	vaesenc	%zmm8, %zmm11, %zmm11
-	vaesenc	%zmm8, %zmm12, %zmm12
-	vaesenc	%zmm9, %zmm11, %zmm11
-	vaesenc	%zmm9, %zmm12, %zmm12
-	vaesenclast	%zmm10, %zmm11, %zmm11
-	vaesenclast	%zmm10, %zmm12, %zmm12
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_3
-	addq	$8, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_3
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_vaes512_face_r1_xor_stream_run_grown_3:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_3
-.Laesgen_vaes512_face_r1_xor_stream_run_restart_3:
-	movq	%r9, 328(%rdi)
-	movq	$8, 336(%rdi)
-.Laesgen_vaes512_face_r1_xor_stream_run_done_3:
-	vpxorq	(%rdx), %zmm11, %zmm11
-	vmovdqu64	%zmm11, (%rsi)
-	vpxorq	64(%rdx), %zmm12, %zmm12
-	vmovdqu64	%zmm12, 64(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
-.Laesgen_vaes512_face_r1_xor_stream_spent2_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_vaes512_face_r1_xor_stream_spent_again2_128:
+	ja	.Laesgen_vaes512_face_r1_xor_stream_plain_try1_128
 	testq	$7, %r9
-	jne	.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned2_128
+	jne	.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned2_128
+.Laesgen_vaes512_face_r1_xor_stream_plain_fast2_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1824,8 +2042,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next2_128
-.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned2_128:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top128
+.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned2_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -1864,125 +2082,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next2_128
-.Laesgen_vaes512_face_r1_xor_stream_spent_next2_128:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_top128
-	cmpq	$128, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_top128
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_again2_128
-.Laesgen_vaes512_face_r1_xor_stream_try1_128:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top128
+.Laesgen_vaes512_face_r1_xor_stream_plain_try1_128:
 	cmpq	$64, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_single128
+	jb	.Laesgen_vaes512_face_r1_xor_stream_plain_single128
 	cmpq	$252, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_single128
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_vaes512_face_r1_xor_stream_fill1_128
-.Laesgen_vaes512_face_r1_xor_stream_fast1_128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %zmm11
-	vpxorq	(%r9), %zmm11, %zmm11
-	vaesenc	%zmm2, %zmm11, %zmm11
-	vaesenc	%zmm3, %zmm11, %zmm11
-	vaesenc	%zmm4, %zmm11, %zmm11
-	vaesenc	%zmm5, %zmm11, %zmm11
-	vaesenc	%zmm6, %zmm11, %zmm11
-	vaesenc	%zmm7, %zmm11, %zmm11
-	vaesenc	%zmm8, %zmm11, %zmm11
-	vaesenc	%zmm9, %zmm11, %zmm11
-	vaesenclast	%zmm10, %zmm11, %zmm11
-	vpxorq	(%rdx), %zmm11, %zmm11
-	vmovdqu64	%zmm11, (%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
-.Laesgen_vaes512_face_r1_xor_stream_fill1_128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_4
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast1_128
-.Laesgen_vaes512_face_r1_xor_stream_outside_run_4:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_spent1_128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %zmm12
-	vmovq	%rax, %xmm11
-	vmovq	%r8, %xmm13
-	vpunpcklqdq	%xmm13, %xmm11, %xmm11
-	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm11, %xmm11
-	vshufi32x4	$0, %zmm11, %zmm11, %zmm11
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm11, %zmm11
-	vpxorq	%zmm0, %zmm11, %zmm11
-	vaesenc	%zmm1, %zmm11, %zmm11
-	vpxorq	%zmm12, %zmm11, %zmm12
-	vmovdqu64	%zmm12, (%r10)
-	vaesenc	%zmm2, %zmm11, %zmm11
-	vaesenc	%zmm3, %zmm11, %zmm11
-	vaesenc	%zmm4, %zmm11, %zmm11
-	vaesenc	%zmm5, %zmm11, %zmm11
-	vaesenc	%zmm6, %zmm11, %zmm11
-	vaesenc	%zmm7, %zmm11, %zmm11
-	vaesenc	%zmm8, %zmm11, %zmm11
-	vaesenc	%zmm9, %zmm11, %zmm11
-	vaesenclast	%zmm10, %zmm11, %zmm11
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_4
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_4
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_vaes512_face_r1_xor_stream_run_grown_4:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_4
-.Laesgen_vaes512_face_r1_xor_stream_run_restart_4:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_vaes512_face_r1_xor_stream_run_done_4:
-	vpxorq	(%rdx), %zmm11, %zmm11
-	vmovdqu64	%zmm11, (%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
-.Laesgen_vaes512_face_r1_xor_stream_spent1_128:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_vaes512_face_r1_xor_stream_spent_again1_128:
+	ja	.Laesgen_vaes512_face_r1_xor_stream_plain_single128
 	testq	$3, %r9
-	jne	.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned1_128
+	jne	.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned1_128
+.Laesgen_vaes512_face_r1_xor_stream_plain_fast1_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -2007,8 +2115,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next1_128
-.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned1_128:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top128
+.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned1_128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -2033,145 +2141,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next1_128
-.Laesgen_vaes512_face_r1_xor_stream_spent_next1_128:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_top128
-	cmpq	$64, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_top128
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_again1_128
-.Laesgen_vaes512_face_r1_xor_stream_single128:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_vaes512_face_r1_xor_stream_single_fill128
-.Laesgen_vaes512_face_r1_xor_stream_single_fast128:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa64	352(%rdi), %xmm11
-	vpxorq	(%r9), %xmm11, %xmm11
-	vaesenc	%xmm2, %xmm11, %xmm11
-	vaesenc	%xmm3, %xmm11, %xmm11
-	vaesenc	%xmm4, %xmm11, %xmm11
-	vaesenc	%xmm5, %xmm11, %xmm11
-	vaesenc	%xmm6, %xmm11, %xmm11
-	vaesenc	%xmm7, %xmm11, %xmm11
-	vaesenc	%xmm8, %xmm11, %xmm11
-	vaesenc	%xmm9, %xmm11, %xmm11
-	vaesenclast	%xmm10, %xmm11, %xmm11
-	cmpq	$16, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_partial
-	vpxorq	(%rdx), %xmm11, %xmm11
-	vmovdqu64	%xmm11, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
-.Laesgen_vaes512_face_r1_xor_stream_partial:
-	vmovdqa64	%xmm11, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_vaes512_face_r1_xor_stream_partial_byte:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_end128
-.Laesgen_vaes512_face_r1_xor_stream_single_fill128:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_5
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_single_fast128
-.Laesgen_vaes512_face_r1_xor_stream_outside_run_5:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_single_spent128
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa64	352(%rdi), %xmm12
-	vmovq	%rax, %xmm11
-	vmovq	%r8, %xmm13
-	vpunpcklqdq	%xmm13, %xmm11, %xmm11
-	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm11, %xmm11
-	vmovdqa64	%xmm11, %xmm11
-	vpxorq	%xmm0, %xmm11, %xmm11
-	vaesenc	%xmm1, %xmm11, %xmm11
-	vpxorq	%xmm12, %xmm11, %xmm12
-	vmovdqa64	%xmm12, (%r10)
-	vaesenc	%xmm2, %xmm11, %xmm11
-	vaesenc	%xmm3, %xmm11, %xmm11
-	vaesenc	%xmm4, %xmm11, %xmm11
-	vaesenc	%xmm5, %xmm11, %xmm11
-	vaesenc	%xmm6, %xmm11, %xmm11
-	vaesenc	%xmm7, %xmm11, %xmm11
-	vaesenc	%xmm8, %xmm11, %xmm11
-	vaesenc	%xmm9, %xmm11, %xmm11
-	vaesenclast	%xmm10, %xmm11, %xmm11
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_5
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_5
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_vaes512_face_r1_xor_stream_run_grown_5:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_5
-.Laesgen_vaes512_face_r1_xor_stream_run_restart_5:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_vaes512_face_r1_xor_stream_run_done_5:
-	cmpq	$16, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_2
-	vpxorq	(%rdx), %xmm11, %xmm11
-	vmovdqu64	%xmm11, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
-.Laesgen_vaes512_face_r1_xor_stream_partial_2:
-	vmovdqa64	%xmm11, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_vaes512_face_r1_xor_stream_partial_byte_2:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte_2
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_end128
-.Laesgen_vaes512_face_r1_xor_stream_single_spent128:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top128
+.Laesgen_vaes512_face_r1_xor_stream_plain_single128:
 	vmovq	%rax, %xmm11
 	vmovq	%r8, %xmm12
 	vpunpcklqdq	%xmm12, %xmm11, %xmm11
@@ -2197,7 +2168,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top128
 .Laesgen_vaes512_face_r1_xor_stream_partial_3:
 	vmovdqa64	%xmm11, 272(%rdi)
 	addq	$1, %rax
@@ -2210,10 +2181,13 @@ aesgen_vaes512_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte_3
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_end128
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_end128
+.Laesgen_vaes512_face_r1_xor_stream_plain_end128:
+	movq	%r11, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top128
 .Laesgen_vaes512_face_r1_xor_stream_end128:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -2417,7 +2391,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast8_192
 .Laesgen_vaes512_face_r1_xor_stream_outside_run_6:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_spent8_192
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain192
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -2598,18 +2572,600 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
-.Laesgen_vaes512_face_r1_xor_stream_spent8_192:
+.Laesgen_vaes512_face_r1_xor_stream_try4_192:
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try2_192
+	cmpq	$240, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try2_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill4_192
+.Laesgen_vaes512_face_r1_xor_stream_fast4_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm16
+	vpxorq	(%r9), %zmm16, %zmm13
+	vpxorq	64(%r9), %zmm16, %zmm14
+	vpxorq	128(%r9), %zmm16, %zmm15
+	vpxorq	192(%r9), %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
+.Laesgen_vaes512_face_r1_xor_stream_fill4_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_7
+	movq	$0xffff, 344(%rdi)
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast4_192
+.Laesgen_vaes512_face_r1_xor_stream_outside_run_7:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %zmm17
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm16
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm13
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm14
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus8(%rip), %zmm16, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus12(%rip), %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vpxorq	%zmm17, %zmm13, %zmm18
+	vmovdqu64	%zmm18, (%r10)
+	vpxorq	%zmm17, %zmm14, %zmm18
+	vmovdqu64	%zmm18, 64(%r10)
+	vpxorq	%zmm17, %zmm15, %zmm18
+	vmovdqu64	%zmm18, 128(%r10)
+	vpxorq	%zmm17, %zmm16, %zmm18
+	vmovdqu64	%zmm18, 192(%r10)
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm15, %zmm15
+	vaesenclast	%zmm12, %zmm16, %zmm16
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_7
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_7
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_7:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_7
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_7:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_7:
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
+.Laesgen_vaes512_face_r1_xor_stream_try2_192:
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try1_192
+	cmpq	$248, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill2_192
+.Laesgen_vaes512_face_r1_xor_stream_fast2_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm14
+	vpxorq	(%r9), %zmm14, %zmm13
+	vpxorq	64(%r9), %zmm14, %zmm14
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
+.Laesgen_vaes512_face_r1_xor_stream_fill2_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_8
+	movq	$0xffff, 344(%rdi)
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast2_192
+.Laesgen_vaes512_face_r1_xor_stream_outside_run_8:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %zmm15
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm14
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm13
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm14, %zmm14
+	vpxorq	%zmm15, %zmm13, %zmm16
+	vmovdqu64	%zmm16, (%r10)
+	vpxorq	%zmm15, %zmm14, %zmm16
+	vmovdqu64	%zmm16, 64(%r10)
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm14, %zmm14
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm14, %zmm14
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm14, %zmm14
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm14, %zmm14
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm14, %zmm14
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm14, %zmm14
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm14, %zmm14
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm14, %zmm14
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm14, %zmm14
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm14, %zmm14
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm14, %zmm14
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_8
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_8
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_8:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_8
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_8:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_8:
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
+.Laesgen_vaes512_face_r1_xor_stream_try1_192:
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_single192
+	cmpq	$252, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_single192
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill1_192
+.Laesgen_vaes512_face_r1_xor_stream_fast1_192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm13
+	vpxorq	(%r9), %zmm13, %zmm13
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
+.Laesgen_vaes512_face_r1_xor_stream_fill1_192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_9
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast1_192
+.Laesgen_vaes512_face_r1_xor_stream_outside_run_9:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %zmm14
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm15
+	vpunpcklqdq	%xmm15, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vaesenc	%zmm1, %zmm13, %zmm13
+	vpxorq	%zmm14, %zmm13, %zmm14
+	vmovdqu64	%zmm14, (%r10)
+	vaesenc	%zmm2, %zmm13, %zmm13
+	vaesenc	%zmm3, %zmm13, %zmm13
+	vaesenc	%zmm4, %zmm13, %zmm13
+	vaesenc	%zmm5, %zmm13, %zmm13
+	vaesenc	%zmm6, %zmm13, %zmm13
+	vaesenc	%zmm7, %zmm13, %zmm13
+	vaesenc	%zmm8, %zmm13, %zmm13
+	vaesenc	%zmm9, %zmm13, %zmm13
+	vaesenc	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm11, %zmm13, %zmm13
+	vaesenclast	%zmm12, %zmm13, %zmm13
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_9
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_9
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_9:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_9
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_9:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_9:
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
+.Laesgen_vaes512_face_r1_xor_stream_single192:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_single_fill192
+.Laesgen_vaes512_face_r1_xor_stream_single_fast192:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	352(%rdi), %xmm13
+	vpxorq	(%r9), %xmm13, %xmm13
+	vaesenc	%xmm2, %xmm13, %xmm13
+	vaesenc	%xmm3, %xmm13, %xmm13
+	vaesenc	%xmm4, %xmm13, %xmm13
+	vaesenc	%xmm5, %xmm13, %xmm13
+	vaesenc	%xmm6, %xmm13, %xmm13
+	vaesenc	%xmm7, %xmm13, %xmm13
+	vaesenc	%xmm8, %xmm13, %xmm13
+	vaesenc	%xmm9, %xmm13, %xmm13
+	vaesenc	%xmm10, %xmm13, %xmm13
+	vaesenc	%xmm11, %xmm13, %xmm13
+	vaesenclast	%xmm12, %xmm13, %xmm13
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_4
+	vpxorq	(%rdx), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
+.Laesgen_vaes512_face_r1_xor_stream_partial_4:
+	vmovdqa64	%xmm13, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes512_face_r1_xor_stream_partial_byte_4:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte_4
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_end192
+.Laesgen_vaes512_face_r1_xor_stream_single_fill192:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_10
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_single_fast192
+.Laesgen_vaes512_face_r1_xor_stream_outside_run_10:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain192
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa64	352(%rdi), %xmm14
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm15
+	vpunpcklqdq	%xmm15, %xmm13, %xmm13
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa64	%xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vaesenc	%xmm1, %xmm13, %xmm13
+	vpxorq	%xmm14, %xmm13, %xmm14
+	vmovdqa64	%xmm14, (%r10)
+	vaesenc	%xmm2, %xmm13, %xmm13
+	vaesenc	%xmm3, %xmm13, %xmm13
+	vaesenc	%xmm4, %xmm13, %xmm13
+	vaesenc	%xmm5, %xmm13, %xmm13
+	vaesenc	%xmm6, %xmm13, %xmm13
+	vaesenc	%xmm7, %xmm13, %xmm13
+	vaesenc	%xmm8, %xmm13, %xmm13
+	vaesenc	%xmm9, %xmm13, %xmm13
+	vaesenc	%xmm10, %xmm13, %xmm13
+	vaesenc	%xmm11, %xmm13, %xmm13
+	vaesenclast	%xmm12, %xmm13, %xmm13
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_10
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_10
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_10:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_10
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_10:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_10:
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_5
+	vpxorq	(%rdx), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
+.Laesgen_vaes512_face_r1_xor_stream_partial_5:
+	vmovdqa64	%xmm13, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes512_face_r1_xor_stream_partial_byte_5:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte_5
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_end192
+.Laesgen_vaes512_face_r1_xor_stream_plain192:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$32, %r10
-.Laesgen_vaes512_face_r1_xor_stream_spent_again8_192:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_vaes512_face_r1_xor_stream_plain_top192:
+	testq	%rcx, %rcx
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain_end192
+	movzbl	%al, %r9d
+	cmpq	$512, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_plain_try4_192
+	cmpq	$224, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_plain_try4_192
 	testq	$31, %r9
-	jne	.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned8_192
+	jne	.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned8_192
+.Laesgen_vaes512_face_r1_xor_stream_plain_fast8_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -2741,8 +3297,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next8_192
-.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned8_192:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top192
+.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned8_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -2881,225 +3437,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next8_192
-.Laesgen_vaes512_face_r1_xor_stream_spent_next8_192:
-	addq	$32, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_top192
-	cmpq	$512, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_top192
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_again8_192
-.Laesgen_vaes512_face_r1_xor_stream_try4_192:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top192
+.Laesgen_vaes512_face_r1_xor_stream_plain_try4_192:
 	cmpq	$256, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_try2_192
+	jb	.Laesgen_vaes512_face_r1_xor_stream_plain_try2_192
 	cmpq	$240, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_try2_192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_vaes512_face_r1_xor_stream_fill4_192
-.Laesgen_vaes512_face_r1_xor_stream_fast4_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %zmm16
-	vpxorq	(%r9), %zmm16, %zmm13
-	vpxorq	64(%r9), %zmm16, %zmm14
-	vpxorq	128(%r9), %zmm16, %zmm15
-	vpxorq	192(%r9), %zmm16, %zmm16
-	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm2, %zmm14, %zmm14
-	vaesenc	%zmm2, %zmm15, %zmm15
-	vaesenc	%zmm2, %zmm16, %zmm16
-	vaesenc	%zmm3, %zmm13, %zmm13
-	vaesenc	%zmm3, %zmm14, %zmm14
-	vaesenc	%zmm3, %zmm15, %zmm15
-	vaesenc	%zmm3, %zmm16, %zmm16
-	vaesenc	%zmm4, %zmm13, %zmm13
-	vaesenc	%zmm4, %zmm14, %zmm14
-	vaesenc	%zmm4, %zmm15, %zmm15
-	vaesenc	%zmm4, %zmm16, %zmm16
-	vaesenc	%zmm5, %zmm13, %zmm13
-	vaesenc	%zmm5, %zmm14, %zmm14
-	vaesenc	%zmm5, %zmm15, %zmm15
-	vaesenc	%zmm5, %zmm16, %zmm16
-	vaesenc	%zmm6, %zmm13, %zmm13
-	vaesenc	%zmm6, %zmm14, %zmm14
-	vaesenc	%zmm6, %zmm15, %zmm15
-	vaesenc	%zmm6, %zmm16, %zmm16
-	vaesenc	%zmm7, %zmm13, %zmm13
-	vaesenc	%zmm7, %zmm14, %zmm14
-	vaesenc	%zmm7, %zmm15, %zmm15
-	vaesenc	%zmm7, %zmm16, %zmm16
-	vaesenc	%zmm8, %zmm13, %zmm13
-	vaesenc	%zmm8, %zmm14, %zmm14
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vaesenc	%zmm8, %zmm16, %zmm16
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vaesenc	%zmm9, %zmm14, %zmm14
-	vaesenc	%zmm9, %zmm15, %zmm15
-	vaesenc	%zmm9, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm16, %zmm16
-	vaesenc	%zmm11, %zmm13, %zmm13
-	vaesenc	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm11, %zmm15, %zmm15
-	vaesenc	%zmm11, %zmm16, %zmm16
-	vaesenclast	%zmm12, %zmm13, %zmm13
-	vaesenclast	%zmm12, %zmm14, %zmm14
-	vaesenclast	%zmm12, %zmm15, %zmm15
-	vaesenclast	%zmm12, %zmm16, %zmm16
-	vpxorq	(%rdx), %zmm13, %zmm13
-	vmovdqu64	%zmm13, (%rsi)
-	vpxorq	64(%rdx), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 64(%rsi)
-	vpxorq	128(%rdx), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 128(%rsi)
-	vpxorq	192(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 192(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
-.Laesgen_vaes512_face_r1_xor_stream_fill4_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	16(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$15, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_7
-	movq	$0xffff, 344(%rdi)
-	addq	$16, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast4_192
-.Laesgen_vaes512_face_r1_xor_stream_outside_run_7:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_spent4_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %zmm17
-	vmovq	%rax, %xmm13
-	vmovq	%r8, %xmm14
-	vpunpcklqdq	%xmm14, %xmm13, %xmm13
-	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm13, %xmm13
-	vshufi32x4	$0, %zmm13, %zmm13, %zmm16
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm13
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm14
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus8(%rip), %zmm16, %zmm15
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus12(%rip), %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm13, %zmm13
-	vpxorq	%zmm0, %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm15, %zmm15
-	vpxorq	%zmm0, %zmm16, %zmm16
-	vaesenc	%zmm1, %zmm13, %zmm13
-	vaesenc	%zmm1, %zmm14, %zmm14
-	vaesenc	%zmm1, %zmm15, %zmm15
-	vaesenc	%zmm1, %zmm16, %zmm16
-	vpxorq	%zmm17, %zmm13, %zmm18
-	vmovdqu64	%zmm18, (%r10)
-	vpxorq	%zmm17, %zmm14, %zmm18
-	vmovdqu64	%zmm18, 64(%r10)
-	vpxorq	%zmm17, %zmm15, %zmm18
-	vmovdqu64	%zmm18, 128(%r10)
-	vpxorq	%zmm17, %zmm16, %zmm18
-	vmovdqu64	%zmm18, 192(%r10)
-	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm2, %zmm14, %zmm14
-	vaesenc	%zmm2, %zmm15, %zmm15
-	vaesenc	%zmm2, %zmm16, %zmm16
-	vaesenc	%zmm3, %zmm13, %zmm13
-	vaesenc	%zmm3, %zmm14, %zmm14
-	vaesenc	%zmm3, %zmm15, %zmm15
-	vaesenc	%zmm3, %zmm16, %zmm16
-	vaesenc	%zmm4, %zmm13, %zmm13
-	vaesenc	%zmm4, %zmm14, %zmm14
-	vaesenc	%zmm4, %zmm15, %zmm15
-	vaesenc	%zmm4, %zmm16, %zmm16
-	vaesenc	%zmm5, %zmm13, %zmm13
-	vaesenc	%zmm5, %zmm14, %zmm14
-	vaesenc	%zmm5, %zmm15, %zmm15
-	vaesenc	%zmm5, %zmm16, %zmm16
-	vaesenc	%zmm6, %zmm13, %zmm13
-	vaesenc	%zmm6, %zmm14, %zmm14
-	vaesenc	%zmm6, %zmm15, %zmm15
-	vaesenc	%zmm6, %zmm16, %zmm16
-	vaesenc	%zmm7, %zmm13, %zmm13
-	vaesenc	%zmm7, %zmm14, %zmm14
-	vaesenc	%zmm7, %zmm15, %zmm15
-	vaesenc	%zmm7, %zmm16, %zmm16
-	vaesenc	%zmm8, %zmm13, %zmm13
-	vaesenc	%zmm8, %zmm14, %zmm14
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vaesenc	%zmm8, %zmm16, %zmm16
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vaesenc	%zmm9, %zmm14, %zmm14
-	vaesenc	%zmm9, %zmm15, %zmm15
-	vaesenc	%zmm9, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm16, %zmm16
-	vaesenc	%zmm11, %zmm13, %zmm13
-	vaesenc	%zmm11, %zmm14, %zmm14
-	vaesenc	%zmm11, %zmm15, %zmm15
-	vaesenc	%zmm11, %zmm16, %zmm16
-	vaesenclast	%zmm12, %zmm13, %zmm13
-	vaesenclast	%zmm12, %zmm14, %zmm14
-	vaesenclast	%zmm12, %zmm15, %zmm15
-	vaesenclast	%zmm12, %zmm16, %zmm16
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_7
-	addq	$16, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_7
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_vaes512_face_r1_xor_stream_run_grown_7:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_7
-.Laesgen_vaes512_face_r1_xor_stream_run_restart_7:
-	movq	%r9, 328(%rdi)
-	movq	$16, 336(%rdi)
-.Laesgen_vaes512_face_r1_xor_stream_run_done_7:
-	vpxorq	(%rdx), %zmm13, %zmm13
-	vmovdqu64	%zmm13, (%rsi)
-	vpxorq	64(%rdx), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 64(%rsi)
-	vpxorq	128(%rdx), %zmm15, %zmm15
-	vmovdqu64	%zmm15, 128(%rsi)
-	vpxorq	192(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 192(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
-.Laesgen_vaes512_face_r1_xor_stream_spent4_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$16, %r10
-.Laesgen_vaes512_face_r1_xor_stream_spent_again4_192:
+	ja	.Laesgen_vaes512_face_r1_xor_stream_plain_try2_192
 	testq	$15, %r9
-	jne	.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned4_192
+	jne	.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned4_192
+.Laesgen_vaes512_face_r1_xor_stream_plain_fast4_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -3171,8 +3517,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next4_192
-.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned4_192:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top192
+.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned4_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -3247,161 +3593,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next4_192
-.Laesgen_vaes512_face_r1_xor_stream_spent_next4_192:
-	addq	$16, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_top192
-	cmpq	$256, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_top192
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_again4_192
-.Laesgen_vaes512_face_r1_xor_stream_try2_192:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top192
+.Laesgen_vaes512_face_r1_xor_stream_plain_try2_192:
 	cmpq	$128, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_try1_192
+	jb	.Laesgen_vaes512_face_r1_xor_stream_plain_try1_192
 	cmpq	$248, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_vaes512_face_r1_xor_stream_fill2_192
-.Laesgen_vaes512_face_r1_xor_stream_fast2_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %zmm14
-	vpxorq	(%r9), %zmm14, %zmm13
-	vpxorq	64(%r9), %zmm14, %zmm14
-	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm2, %zmm14, %zmm14
-	vaesenc	%zmm3, %zmm13, %zmm13
-	vaesenc	%zmm3, %zmm14, %zmm14
-	vaesenc	%zmm4, %zmm13, %zmm13
-	vaesenc	%zmm4, %zmm14, %zmm14
-	vaesenc	%zmm5, %zmm13, %zmm13
-	vaesenc	%zmm5, %zmm14, %zmm14
-	vaesenc	%zmm6, %zmm13, %zmm13
-	vaesenc	%zmm6, %zmm14, %zmm14
-	vaesenc	%zmm7, %zmm13, %zmm13
-	vaesenc	%zmm7, %zmm14, %zmm14
-	vaesenc	%zmm8, %zmm13, %zmm13
-	vaesenc	%zmm8, %zmm14, %zmm14
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vaesenc	%zmm9, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm14, %zmm14
-	vaesenc	%zmm11, %zmm13, %zmm13
-	vaesenc	%zmm11, %zmm14, %zmm14
-	vaesenclast	%zmm12, %zmm13, %zmm13
-	vaesenclast	%zmm12, %zmm14, %zmm14
-	vpxorq	(%rdx), %zmm13, %zmm13
-	vmovdqu64	%zmm13, (%rsi)
-	vpxorq	64(%rdx), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 64(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
-.Laesgen_vaes512_face_r1_xor_stream_fill2_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	8(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$7, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_8
-	movq	$0xffff, 344(%rdi)
-	addq	$8, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast2_192
-.Laesgen_vaes512_face_r1_xor_stream_outside_run_8:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_spent2_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %zmm15
-	vmovq	%rax, %xmm13
-	vmovq	%r8, %xmm14
-	vpunpcklqdq	%xmm14, %xmm13, %xmm13
-	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm13, %xmm13
-	vshufi32x4	$0, %zmm13, %zmm13, %zmm14
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm13
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm14
-	vpxorq	%zmm0, %zmm13, %zmm13
-	vpxorq	%zmm0, %zmm14, %zmm14
-	vaesenc	%zmm1, %zmm13, %zmm13
-	vaesenc	%zmm1, %zmm14, %zmm14
-	vpxorq	%zmm15, %zmm13, %zmm16
-	vmovdqu64	%zmm16, (%r10)
-	vpxorq	%zmm15, %zmm14, %zmm16
-	vmovdqu64	%zmm16, 64(%r10)
-	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm2, %zmm14, %zmm14
-	vaesenc	%zmm3, %zmm13, %zmm13
-	vaesenc	%zmm3, %zmm14, %zmm14
-	vaesenc	%zmm4, %zmm13, %zmm13
-	vaesenc	%zmm4, %zmm14, %zmm14
-	vaesenc	%zmm5, %zmm13, %zmm13
-	vaesenc	%zmm5, %zmm14, %zmm14
-	vaesenc	%zmm6, %zmm13, %zmm13
-	vaesenc	%zmm6, %zmm14, %zmm14
-	vaesenc	%zmm7, %zmm13, %zmm13
-	vaesenc	%zmm7, %zmm14, %zmm14
-	vaesenc	%zmm8, %zmm13, %zmm13
-	vaesenc	%zmm8, %zmm14, %zmm14
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vaesenc	%zmm9, %zmm14, %zmm14
-	vaesenc	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm14, %zmm14
-	vaesenc	%zmm11, %zmm13, %zmm13
-	vaesenc	%zmm11, %zmm14, %zmm14
-	vaesenclast	%zmm12, %zmm13, %zmm13
-	vaesenclast	%zmm12, %zmm14, %zmm14
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_8
-	addq	$8, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_8
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_vaes512_face_r1_xor_stream_run_grown_8:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_8
-.Laesgen_vaes512_face_r1_xor_stream_run_restart_8:
-	movq	%r9, 328(%rdi)
-	movq	$8, 336(%rdi)
-.Laesgen_vaes512_face_r1_xor_stream_run_done_8:
-	vpxorq	(%rdx), %zmm13, %zmm13
-	vmovdqu64	%zmm13, (%rsi)
-	vpxorq	64(%rdx), %zmm14, %zmm14
-	vmovdqu64	%zmm14, 64(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
-.Laesgen_vaes512_face_r1_xor_stream_spent2_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_vaes512_face_r1_xor_stream_spent_again2_192:
+	ja	.Laesgen_vaes512_face_r1_xor_stream_plain_try1_192
 	testq	$7, %r9
-	jne	.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned2_192
+	jne	.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned2_192
+.Laesgen_vaes512_face_r1_xor_stream_plain_fast2_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -3443,8 +3643,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next2_192
-.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned2_192:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top192
+.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned2_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -3487,129 +3687,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next2_192
-.Laesgen_vaes512_face_r1_xor_stream_spent_next2_192:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_top192
-	cmpq	$128, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_top192
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_again2_192
-.Laesgen_vaes512_face_r1_xor_stream_try1_192:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top192
+.Laesgen_vaes512_face_r1_xor_stream_plain_try1_192:
 	cmpq	$64, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_single192
+	jb	.Laesgen_vaes512_face_r1_xor_stream_plain_single192
 	cmpq	$252, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_single192
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_vaes512_face_r1_xor_stream_fill1_192
-.Laesgen_vaes512_face_r1_xor_stream_fast1_192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %zmm13
-	vpxorq	(%r9), %zmm13, %zmm13
-	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm3, %zmm13, %zmm13
-	vaesenc	%zmm4, %zmm13, %zmm13
-	vaesenc	%zmm5, %zmm13, %zmm13
-	vaesenc	%zmm6, %zmm13, %zmm13
-	vaesenc	%zmm7, %zmm13, %zmm13
-	vaesenc	%zmm8, %zmm13, %zmm13
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm11, %zmm13, %zmm13
-	vaesenclast	%zmm12, %zmm13, %zmm13
-	vpxorq	(%rdx), %zmm13, %zmm13
-	vmovdqu64	%zmm13, (%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
-.Laesgen_vaes512_face_r1_xor_stream_fill1_192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_9
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast1_192
-.Laesgen_vaes512_face_r1_xor_stream_outside_run_9:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_spent1_192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %zmm14
-	vmovq	%rax, %xmm13
-	vmovq	%r8, %xmm15
-	vpunpcklqdq	%xmm15, %xmm13, %xmm13
-	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm13, %xmm13
-	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm13, %zmm13
-	vpxorq	%zmm0, %zmm13, %zmm13
-	vaesenc	%zmm1, %zmm13, %zmm13
-	vpxorq	%zmm14, %zmm13, %zmm14
-	vmovdqu64	%zmm14, (%r10)
-	vaesenc	%zmm2, %zmm13, %zmm13
-	vaesenc	%zmm3, %zmm13, %zmm13
-	vaesenc	%zmm4, %zmm13, %zmm13
-	vaesenc	%zmm5, %zmm13, %zmm13
-	vaesenc	%zmm6, %zmm13, %zmm13
-	vaesenc	%zmm7, %zmm13, %zmm13
-	vaesenc	%zmm8, %zmm13, %zmm13
-	vaesenc	%zmm9, %zmm13, %zmm13
-	vaesenc	%zmm10, %zmm13, %zmm13
-	vaesenc	%zmm11, %zmm13, %zmm13
-	vaesenclast	%zmm12, %zmm13, %zmm13
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_9
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_9
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_vaes512_face_r1_xor_stream_run_grown_9:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_9
-.Laesgen_vaes512_face_r1_xor_stream_run_restart_9:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_vaes512_face_r1_xor_stream_run_done_9:
-	vpxorq	(%rdx), %zmm13, %zmm13
-	vmovdqu64	%zmm13, (%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
-.Laesgen_vaes512_face_r1_xor_stream_spent1_192:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_vaes512_face_r1_xor_stream_spent_again1_192:
+	ja	.Laesgen_vaes512_face_r1_xor_stream_plain_single192
 	testq	$3, %r9
-	jne	.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned1_192
+	jne	.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned1_192
+.Laesgen_vaes512_face_r1_xor_stream_plain_fast1_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -3636,8 +3722,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next1_192
-.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned1_192:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top192
+.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned1_192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -3664,149 +3750,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next1_192
-.Laesgen_vaes512_face_r1_xor_stream_spent_next1_192:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_top192
-	cmpq	$64, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_top192
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_again1_192
-.Laesgen_vaes512_face_r1_xor_stream_single192:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_vaes512_face_r1_xor_stream_single_fill192
-.Laesgen_vaes512_face_r1_xor_stream_single_fast192:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa64	352(%rdi), %xmm13
-	vpxorq	(%r9), %xmm13, %xmm13
-	vaesenc	%xmm2, %xmm13, %xmm13
-	vaesenc	%xmm3, %xmm13, %xmm13
-	vaesenc	%xmm4, %xmm13, %xmm13
-	vaesenc	%xmm5, %xmm13, %xmm13
-	vaesenc	%xmm6, %xmm13, %xmm13
-	vaesenc	%xmm7, %xmm13, %xmm13
-	vaesenc	%xmm8, %xmm13, %xmm13
-	vaesenc	%xmm9, %xmm13, %xmm13
-	vaesenc	%xmm10, %xmm13, %xmm13
-	vaesenc	%xmm11, %xmm13, %xmm13
-	vaesenclast	%xmm12, %xmm13, %xmm13
-	cmpq	$16, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_4
-	vpxorq	(%rdx), %xmm13, %xmm13
-	vmovdqu64	%xmm13, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
-.Laesgen_vaes512_face_r1_xor_stream_partial_4:
-	vmovdqa64	%xmm13, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_vaes512_face_r1_xor_stream_partial_byte_4:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte_4
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_end192
-.Laesgen_vaes512_face_r1_xor_stream_single_fill192:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_10
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_single_fast192
-.Laesgen_vaes512_face_r1_xor_stream_outside_run_10:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_single_spent192
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa64	352(%rdi), %xmm14
-	vmovq	%rax, %xmm13
-	vmovq	%r8, %xmm15
-	vpunpcklqdq	%xmm15, %xmm13, %xmm13
-	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm13, %xmm13
-	vmovdqa64	%xmm13, %xmm13
-	vpxorq	%xmm0, %xmm13, %xmm13
-	vaesenc	%xmm1, %xmm13, %xmm13
-	vpxorq	%xmm14, %xmm13, %xmm14
-	vmovdqa64	%xmm14, (%r10)
-	vaesenc	%xmm2, %xmm13, %xmm13
-	vaesenc	%xmm3, %xmm13, %xmm13
-	vaesenc	%xmm4, %xmm13, %xmm13
-	vaesenc	%xmm5, %xmm13, %xmm13
-	vaesenc	%xmm6, %xmm13, %xmm13
-	vaesenc	%xmm7, %xmm13, %xmm13
-	vaesenc	%xmm8, %xmm13, %xmm13
-	vaesenc	%xmm9, %xmm13, %xmm13
-	vaesenc	%xmm10, %xmm13, %xmm13
-	vaesenc	%xmm11, %xmm13, %xmm13
-	vaesenclast	%xmm12, %xmm13, %xmm13
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_10
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_10
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_vaes512_face_r1_xor_stream_run_grown_10:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_10
-.Laesgen_vaes512_face_r1_xor_stream_run_restart_10:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_vaes512_face_r1_xor_stream_run_done_10:
-	cmpq	$16, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_5
-	vpxorq	(%rdx), %xmm13, %xmm13
-	vmovdqu64	%xmm13, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
-.Laesgen_vaes512_face_r1_xor_stream_partial_5:
-	vmovdqa64	%xmm13, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_vaes512_face_r1_xor_stream_partial_byte_5:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte_5
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_end192
-.Laesgen_vaes512_face_r1_xor_stream_single_spent192:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top192
+.Laesgen_vaes512_face_r1_xor_stream_plain_single192:
 	vmovq	%rax, %xmm13
 	vmovq	%r8, %xmm14
 	vpunpcklqdq	%xmm14, %xmm13, %xmm13
@@ -3834,7 +3779,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top192
 .Laesgen_vaes512_face_r1_xor_stream_partial_6:
 	vmovdqa64	%xmm13, 272(%rdi)
 	addq	$1, %rax
@@ -3847,10 +3792,13 @@ aesgen_vaes512_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte_6
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_end192
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_end192
+.Laesgen_vaes512_face_r1_xor_stream_plain_end192:
+	movq	%r11, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top192
 .Laesgen_vaes512_face_r1_xor_stream_end192:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)
@@ -4072,7 +4020,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast8_256
 .Laesgen_vaes512_face_r1_xor_stream_outside_run_11:
 	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_spent8_256
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain256
 	subq	$1, 344(%rdi)
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -4269,18 +4217,632 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$512, %rsi
 	subq	$512, %rcx
 	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
-.Laesgen_vaes512_face_r1_xor_stream_spent8_256:
+.Laesgen_vaes512_face_r1_xor_stream_try4_256:
+	cmpq	$256, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try2_256
+	cmpq	$240, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try2_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill4_256
+.Laesgen_vaes512_face_r1_xor_stream_fast4_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm18
+	vpxorq	(%r9), %zmm18, %zmm15
+	vpxorq	64(%r9), %zmm18, %zmm16
+	vpxorq	128(%r9), %zmm18, %zmm17
+	vpxorq	192(%r9), %zmm18, %zmm18
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm14, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
+.Laesgen_vaes512_face_r1_xor_stream_fill4_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	16(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$15, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_12
+	movq	$0xffff, 344(%rdi)
+	addq	$16, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast4_256
+.Laesgen_vaes512_face_r1_xor_stream_outside_run_12:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %zmm19
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm18
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm16
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus8(%rip), %zmm18, %zmm17
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus12(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm17, %zmm17
+	vaesenc	%zmm1, %zmm18, %zmm18
+	vpxorq	%zmm19, %zmm15, %zmm20
+	vmovdqu64	%zmm20, (%r10)
+	vpxorq	%zmm19, %zmm16, %zmm20
+	vmovdqu64	%zmm20, 64(%r10)
+	vpxorq	%zmm19, %zmm17, %zmm20
+	vmovdqu64	%zmm20, 128(%r10)
+	vpxorq	%zmm19, %zmm18, %zmm20
+	vmovdqu64	%zmm20, 192(%r10)
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm17, %zmm17
+	vaesenc	%zmm2, %zmm18, %zmm18
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm17, %zmm17
+	vaesenc	%zmm3, %zmm18, %zmm18
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm17, %zmm17
+	vaesenc	%zmm4, %zmm18, %zmm18
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm17, %zmm17
+	vaesenc	%zmm5, %zmm18, %zmm18
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm17, %zmm17
+	vaesenc	%zmm6, %zmm18, %zmm18
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm17, %zmm17
+	vaesenc	%zmm7, %zmm18, %zmm18
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm17, %zmm17
+	vaesenc	%zmm8, %zmm18, %zmm18
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm17, %zmm17
+	vaesenc	%zmm9, %zmm18, %zmm18
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm17, %zmm17
+	vaesenc	%zmm10, %zmm18, %zmm18
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm17, %zmm17
+	vaesenc	%zmm11, %zmm18, %zmm18
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm17, %zmm17
+	vaesenc	%zmm12, %zmm18, %zmm18
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm17, %zmm17
+	vaesenc	%zmm13, %zmm18, %zmm18
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm17, %zmm17
+	vaesenclast	%zmm14, %zmm18, %zmm18
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_12
+	addq	$16, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_12
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_12:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_12
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_12:
+	movq	%r9, 328(%rdi)
+	movq	$16, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_12:
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
+	addq	$16, %rax
+	adcq	$0, %r8
+	addq	$256, %rdx
+	addq	$256, %rsi
+	subq	$256, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
+.Laesgen_vaes512_face_r1_xor_stream_try2_256:
+	cmpq	$128, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_try1_256
+	cmpq	$248, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill2_256
+.Laesgen_vaes512_face_r1_xor_stream_fast2_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm16
+	vpxorq	(%r9), %zmm16, %zmm15
+	vpxorq	64(%r9), %zmm16, %zmm16
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
+.Laesgen_vaes512_face_r1_xor_stream_fill2_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	8(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$7, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_13
+	movq	$0xffff, 344(%rdi)
+	addq	$8, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast2_256
+.Laesgen_vaes512_face_r1_xor_stream_outside_run_13:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %zmm17
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm16
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm16, %zmm16
+	vpxorq	%zmm17, %zmm15, %zmm18
+	vmovdqu64	%zmm18, (%r10)
+	vpxorq	%zmm17, %zmm16, %zmm18
+	vmovdqu64	%zmm18, 64(%r10)
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm16, %zmm16
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm16, %zmm16
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm16, %zmm16
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm16, %zmm16
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm16, %zmm16
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm16, %zmm16
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm16, %zmm16
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm16, %zmm16
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm16, %zmm16
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm16, %zmm16
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm16, %zmm16
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm16, %zmm16
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm16, %zmm16
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_13
+	addq	$8, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_13
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_13:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_13
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_13:
+	movq	%r9, 328(%rdi)
+	movq	$8, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_13:
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	addq	$8, %rax
+	adcq	$0, %r8
+	addq	$128, %rdx
+	addq	$128, %rsi
+	subq	$128, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
+.Laesgen_vaes512_face_r1_xor_stream_try1_256:
+	cmpq	$64, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_single256
+	cmpq	$252, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_single256
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_fill1_256
+.Laesgen_vaes512_face_r1_xor_stream_fast1_256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vbroadcasti32x4	352(%rdi), %zmm15
+	vpxorq	(%r9), %zmm15, %zmm15
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
+.Laesgen_vaes512_face_r1_xor_stream_fill1_256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	4(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$3, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_14
+	movq	$0xffff, 344(%rdi)
+	addq	$4, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast1_256
+.Laesgen_vaes512_face_r1_xor_stream_outside_run_14:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vbroadcasti32x4	352(%rdi), %zmm16
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vaesenc	%zmm1, %zmm15, %zmm15
+	vpxorq	%zmm16, %zmm15, %zmm16
+	vmovdqu64	%zmm16, (%r10)
+	vaesenc	%zmm2, %zmm15, %zmm15
+	vaesenc	%zmm3, %zmm15, %zmm15
+	vaesenc	%zmm4, %zmm15, %zmm15
+	vaesenc	%zmm5, %zmm15, %zmm15
+	vaesenc	%zmm6, %zmm15, %zmm15
+	vaesenc	%zmm7, %zmm15, %zmm15
+	vaesenc	%zmm8, %zmm15, %zmm15
+	vaesenc	%zmm9, %zmm15, %zmm15
+	vaesenc	%zmm10, %zmm15, %zmm15
+	vaesenc	%zmm11, %zmm15, %zmm15
+	vaesenc	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm13, %zmm15, %zmm15
+	vaesenclast	%zmm14, %zmm15, %zmm15
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_14
+	addq	$4, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_14
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_14:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_14
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_14:
+	movq	%r9, 328(%rdi)
+	movq	$4, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_14:
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	addq	$4, %rax
+	adcq	$0, %r8
+	addq	$64, %rdx
+	addq	$64, %rsi
+	subq	$64, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
+.Laesgen_vaes512_face_r1_xor_stream_single256:
+	cmpq	$256, 336(%rdi)
+	jne	.Laesgen_vaes512_face_r1_xor_stream_single_fill256
+.Laesgen_vaes512_face_r1_xor_stream_single_fast256:
+	shlq	$4, %r9
+	leaq	384(%rdi,%r9,1), %r9
+	vmovdqa64	352(%rdi), %xmm15
+	vpxorq	(%r9), %xmm15, %xmm15
+	vaesenc	%xmm2, %xmm15, %xmm15
+	vaesenc	%xmm3, %xmm15, %xmm15
+	vaesenc	%xmm4, %xmm15, %xmm15
+	vaesenc	%xmm5, %xmm15, %xmm15
+	vaesenc	%xmm6, %xmm15, %xmm15
+	vaesenc	%xmm7, %xmm15, %xmm15
+	vaesenc	%xmm8, %xmm15, %xmm15
+	vaesenc	%xmm9, %xmm15, %xmm15
+	vaesenc	%xmm10, %xmm15, %xmm15
+	vaesenc	%xmm11, %xmm15, %xmm15
+	vaesenc	%xmm12, %xmm15, %xmm15
+	vaesenc	%xmm13, %xmm15, %xmm15
+	vaesenclast	%xmm14, %xmm15, %xmm15
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_7
+	vpxorq	(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
+.Laesgen_vaes512_face_r1_xor_stream_partial_7:
+	vmovdqa64	%xmm15, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes512_face_r1_xor_stream_partial_byte_7:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte_7
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_end256
+.Laesgen_vaes512_face_r1_xor_stream_single_fill256:
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	leaq	1(%r10), %r11
+	andq	$255, %r11
+	subq	$1, %r11
+	movq	336(%rdi), %rbx
+	addq	$0, %rbx
+	cmpq	%rbx, %r11
+	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_15
+	movq	$0xffff, 344(%rdi)
+	addq	$1, %r10
+	cmpq	336(%rdi), %r10
+	jbe	.Laesgen_vaes512_face_r1_xor_stream_single_fast256
+.Laesgen_vaes512_face_r1_xor_stream_outside_run_15:
+	cmpq	$0, 344(%rdi)
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain256
+	subq	$1, 344(%rdi)
+	movq	%r9, %r10
+	shlq	$4, %r10
+	leaq	384(%rdi,%r10,1), %r10
+	vmovdqa64	352(%rdi), %xmm16
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm15, %xmm15
+	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vmovdqa64	%xmm15, %xmm15
+	vpxorq	%xmm0, %xmm15, %xmm15
+	vaesenc	%xmm1, %xmm15, %xmm15
+	vpxorq	%xmm16, %xmm15, %xmm16
+	vmovdqa64	%xmm16, (%r10)
+	vaesenc	%xmm2, %xmm15, %xmm15
+	vaesenc	%xmm3, %xmm15, %xmm15
+	vaesenc	%xmm4, %xmm15, %xmm15
+	vaesenc	%xmm5, %xmm15, %xmm15
+	vaesenc	%xmm6, %xmm15, %xmm15
+	vaesenc	%xmm7, %xmm15, %xmm15
+	vaesenc	%xmm8, %xmm15, %xmm15
+	vaesenc	%xmm9, %xmm15, %xmm15
+	vaesenc	%xmm10, %xmm15, %xmm15
+	vaesenc	%xmm11, %xmm15, %xmm15
+	vaesenc	%xmm12, %xmm15, %xmm15
+	vaesenc	%xmm13, %xmm15, %xmm15
+	vaesenclast	%xmm14, %xmm15, %xmm15
+	movq	%r9, %r10
+	subq	328(%rdi), %r10
+	andq	$255, %r10
+	movq	336(%rdi), %r11
+	cmpq	%r11, %r10
+	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_15
+	addq	$1, %r10
+	cmpq	%r11, %r10
+	cmovaq	%r10, %r11
+	cmpq	$256, %r11
+	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_15
+	movq	$0, 328(%rdi)
+	movq	$256, %r11
+.Laesgen_vaes512_face_r1_xor_stream_run_grown_15:
+	movq	%r11, 336(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_15
+.Laesgen_vaes512_face_r1_xor_stream_run_restart_15:
+	movq	%r9, 328(%rdi)
+	movq	$1, 336(%rdi)
+.Laesgen_vaes512_face_r1_xor_stream_run_done_15:
+	cmpq	$16, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_8
+	vpxorq	(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, (%rsi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	addq	$16, %rdx
+	addq	$16, %rsi
+	subq	$16, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
+.Laesgen_vaes512_face_r1_xor_stream_partial_8:
+	vmovdqa64	%xmm15, 272(%rdi)
+	addq	$1, %rax
+	adcq	$0, %r8
+	xorl	%r9d, %r9d
+.Laesgen_vaes512_face_r1_xor_stream_partial_byte_8:
+	movzbl	272(%rdi,%r9,1), %r10d
+	xorb	(%rdx,%r9,1), %r10b
+	movb	%r10b, (%rsi,%r9,1)
+	incq	%r9
+	cmpq	%rcx, %r9
+	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte_8
+	movq	$16, %rdx
+	subq	%rcx, %rdx
+	movq	%rdx, 288(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_end256
+.Laesgen_vaes512_face_r1_xor_stream_plain256:
 	movq	328(%rdi), %r10
 	subq	%r9, %r10
+	subq	$1, %r10
 	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$32, %r10
-.Laesgen_vaes512_face_r1_xor_stream_spent_again8_256:
+	addq	$1, %r10
+	shlq	$4, %r10
+	cmpq	%rcx, %r10
+	cmovaq	%rcx, %r10
+	movq	%rcx, %r11
+	subq	%r10, %r11
+	movq	%r10, %rcx
+.Laesgen_vaes512_face_r1_xor_stream_plain_top256:
+	testq	%rcx, %rcx
+	je	.Laesgen_vaes512_face_r1_xor_stream_plain_end256
+	movzbl	%al, %r9d
+	cmpq	$512, %rcx
+	jb	.Laesgen_vaes512_face_r1_xor_stream_plain_try4_256
+	cmpq	$224, %r9
+	ja	.Laesgen_vaes512_face_r1_xor_stream_plain_try4_256
 	testq	$31, %r9
-	jne	.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned8_256
+	jne	.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned8_256
+.Laesgen_vaes512_face_r1_xor_stream_plain_fast8_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -4428,8 +4990,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next8_256
-.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned8_256:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top256
+.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned8_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -4584,241 +5146,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$512, %rdx
 	addq	$512, %rsi
 	subq	$512, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next8_256
-.Laesgen_vaes512_face_r1_xor_stream_spent_next8_256:
-	addq	$32, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_top256
-	cmpq	$512, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_top256
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_again8_256
-.Laesgen_vaes512_face_r1_xor_stream_try4_256:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top256
+.Laesgen_vaes512_face_r1_xor_stream_plain_try4_256:
 	cmpq	$256, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_try2_256
+	jb	.Laesgen_vaes512_face_r1_xor_stream_plain_try2_256
 	cmpq	$240, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_try2_256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_vaes512_face_r1_xor_stream_fill4_256
-.Laesgen_vaes512_face_r1_xor_stream_fast4_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %zmm18
-	vpxorq	(%r9), %zmm18, %zmm15
-	vpxorq	64(%r9), %zmm18, %zmm16
-	vpxorq	128(%r9), %zmm18, %zmm17
-	vpxorq	192(%r9), %zmm18, %zmm18
-	vaesenc	%zmm2, %zmm15, %zmm15
-	vaesenc	%zmm2, %zmm16, %zmm16
-	vaesenc	%zmm2, %zmm17, %zmm17
-	vaesenc	%zmm2, %zmm18, %zmm18
-	vaesenc	%zmm3, %zmm15, %zmm15
-	vaesenc	%zmm3, %zmm16, %zmm16
-	vaesenc	%zmm3, %zmm17, %zmm17
-	vaesenc	%zmm3, %zmm18, %zmm18
-	vaesenc	%zmm4, %zmm15, %zmm15
-	vaesenc	%zmm4, %zmm16, %zmm16
-	vaesenc	%zmm4, %zmm17, %zmm17
-	vaesenc	%zmm4, %zmm18, %zmm18
-	vaesenc	%zmm5, %zmm15, %zmm15
-	vaesenc	%zmm5, %zmm16, %zmm16
-	vaesenc	%zmm5, %zmm17, %zmm17
-	vaesenc	%zmm5, %zmm18, %zmm18
-	vaesenc	%zmm6, %zmm15, %zmm15
-	vaesenc	%zmm6, %zmm16, %zmm16
-	vaesenc	%zmm6, %zmm17, %zmm17
-	vaesenc	%zmm6, %zmm18, %zmm18
-	vaesenc	%zmm7, %zmm15, %zmm15
-	vaesenc	%zmm7, %zmm16, %zmm16
-	vaesenc	%zmm7, %zmm17, %zmm17
-	vaesenc	%zmm7, %zmm18, %zmm18
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vaesenc	%zmm8, %zmm16, %zmm16
-	vaesenc	%zmm8, %zmm17, %zmm17
-	vaesenc	%zmm8, %zmm18, %zmm18
-	vaesenc	%zmm9, %zmm15, %zmm15
-	vaesenc	%zmm9, %zmm16, %zmm16
-	vaesenc	%zmm9, %zmm17, %zmm17
-	vaesenc	%zmm9, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm17, %zmm17
-	vaesenc	%zmm10, %zmm18, %zmm18
-	vaesenc	%zmm11, %zmm15, %zmm15
-	vaesenc	%zmm11, %zmm16, %zmm16
-	vaesenc	%zmm11, %zmm17, %zmm17
-	vaesenc	%zmm11, %zmm18, %zmm18
-	vaesenc	%zmm12, %zmm15, %zmm15
-	vaesenc	%zmm12, %zmm16, %zmm16
-	vaesenc	%zmm12, %zmm17, %zmm17
-	vaesenc	%zmm12, %zmm18, %zmm18
-	vaesenc	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm13, %zmm16, %zmm16
-	vaesenc	%zmm13, %zmm17, %zmm17
-	vaesenc	%zmm13, %zmm18, %zmm18
-	vaesenclast	%zmm14, %zmm15, %zmm15
-	vaesenclast	%zmm14, %zmm16, %zmm16
-	vaesenclast	%zmm14, %zmm17, %zmm17
-	vaesenclast	%zmm14, %zmm18, %zmm18
-	vpxorq	(%rdx), %zmm15, %zmm15
-	vmovdqu64	%zmm15, (%rsi)
-	vpxorq	64(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 64(%rsi)
-	vpxorq	128(%rdx), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 128(%rsi)
-	vpxorq	192(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 192(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
-.Laesgen_vaes512_face_r1_xor_stream_fill4_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	16(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$15, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_12
-	movq	$0xffff, 344(%rdi)
-	addq	$16, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast4_256
-.Laesgen_vaes512_face_r1_xor_stream_outside_run_12:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_spent4_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %zmm19
-	vmovq	%rax, %xmm15
-	vmovq	%r8, %xmm16
-	vpunpcklqdq	%xmm16, %xmm15, %xmm15
-	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm15, %xmm15
-	vshufi32x4	$0, %zmm15, %zmm15, %zmm18
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm15
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm16
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus8(%rip), %zmm18, %zmm17
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus12(%rip), %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm15, %zmm15
-	vpxorq	%zmm0, %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vaesenc	%zmm1, %zmm15, %zmm15
-	vaesenc	%zmm1, %zmm16, %zmm16
-	vaesenc	%zmm1, %zmm17, %zmm17
-	vaesenc	%zmm1, %zmm18, %zmm18
-	vpxorq	%zmm19, %zmm15, %zmm20
-	vmovdqu64	%zmm20, (%r10)
-	vpxorq	%zmm19, %zmm16, %zmm20
-	vmovdqu64	%zmm20, 64(%r10)
-	vpxorq	%zmm19, %zmm17, %zmm20
-	vmovdqu64	%zmm20, 128(%r10)
-	vpxorq	%zmm19, %zmm18, %zmm20
-	vmovdqu64	%zmm20, 192(%r10)
-	vaesenc	%zmm2, %zmm15, %zmm15
-	vaesenc	%zmm2, %zmm16, %zmm16
-	vaesenc	%zmm2, %zmm17, %zmm17
-	vaesenc	%zmm2, %zmm18, %zmm18
-	vaesenc	%zmm3, %zmm15, %zmm15
-	vaesenc	%zmm3, %zmm16, %zmm16
-	vaesenc	%zmm3, %zmm17, %zmm17
-	vaesenc	%zmm3, %zmm18, %zmm18
-	vaesenc	%zmm4, %zmm15, %zmm15
-	vaesenc	%zmm4, %zmm16, %zmm16
-	vaesenc	%zmm4, %zmm17, %zmm17
-	vaesenc	%zmm4, %zmm18, %zmm18
-	vaesenc	%zmm5, %zmm15, %zmm15
-	vaesenc	%zmm5, %zmm16, %zmm16
-	vaesenc	%zmm5, %zmm17, %zmm17
-	vaesenc	%zmm5, %zmm18, %zmm18
-	vaesenc	%zmm6, %zmm15, %zmm15
-	vaesenc	%zmm6, %zmm16, %zmm16
-	vaesenc	%zmm6, %zmm17, %zmm17
-	vaesenc	%zmm6, %zmm18, %zmm18
-	vaesenc	%zmm7, %zmm15, %zmm15
-	vaesenc	%zmm7, %zmm16, %zmm16
-	vaesenc	%zmm7, %zmm17, %zmm17
-	vaesenc	%zmm7, %zmm18, %zmm18
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vaesenc	%zmm8, %zmm16, %zmm16
-	vaesenc	%zmm8, %zmm17, %zmm17
-	vaesenc	%zmm8, %zmm18, %zmm18
-	vaesenc	%zmm9, %zmm15, %zmm15
-	vaesenc	%zmm9, %zmm16, %zmm16
-	vaesenc	%zmm9, %zmm17, %zmm17
-	vaesenc	%zmm9, %zmm18, %zmm18
-	vaesenc	%zmm10, %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm17, %zmm17
-	vaesenc	%zmm10, %zmm18, %zmm18
-	vaesenc	%zmm11, %zmm15, %zmm15
-	vaesenc	%zmm11, %zmm16, %zmm16
-	vaesenc	%zmm11, %zmm17, %zmm17
-	vaesenc	%zmm11, %zmm18, %zmm18
-	vaesenc	%zmm12, %zmm15, %zmm15
-	vaesenc	%zmm12, %zmm16, %zmm16
-	vaesenc	%zmm12, %zmm17, %zmm17
-	vaesenc	%zmm12, %zmm18, %zmm18
-	vaesenc	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm13, %zmm16, %zmm16
-	vaesenc	%zmm13, %zmm17, %zmm17
-	vaesenc	%zmm13, %zmm18, %zmm18
-	vaesenclast	%zmm14, %zmm15, %zmm15
-	vaesenclast	%zmm14, %zmm16, %zmm16
-	vaesenclast	%zmm14, %zmm17, %zmm17
-	vaesenclast	%zmm14, %zmm18, %zmm18
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_12
-	addq	$16, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_12
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_vaes512_face_r1_xor_stream_run_grown_12:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_12
-.Laesgen_vaes512_face_r1_xor_stream_run_restart_12:
-	movq	%r9, 328(%rdi)
-	movq	$16, 336(%rdi)
-.Laesgen_vaes512_face_r1_xor_stream_run_done_12:
-	vpxorq	(%rdx), %zmm15, %zmm15
-	vmovdqu64	%zmm15, (%rsi)
-	vpxorq	64(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 64(%rsi)
-	vpxorq	128(%rdx), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 128(%rsi)
-	vpxorq	192(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 192(%rsi)
-	addq	$16, %rax
-	adcq	$0, %r8
-	addq	$256, %rdx
-	addq	$256, %rsi
-	subq	$256, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
-.Laesgen_vaes512_face_r1_xor_stream_spent4_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$16, %r10
-.Laesgen_vaes512_face_r1_xor_stream_spent_again4_256:
+	ja	.Laesgen_vaes512_face_r1_xor_stream_plain_try2_256
 	testq	$15, %r9
-	jne	.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned4_256
+	jne	.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned4_256
+.Laesgen_vaes512_face_r1_xor_stream_plain_fast4_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -4898,8 +5234,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next4_256
-.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned4_256:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top256
+.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned4_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -4982,169 +5318,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$256, %rdx
 	addq	$256, %rsi
 	subq	$256, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next4_256
-.Laesgen_vaes512_face_r1_xor_stream_spent_next4_256:
-	addq	$16, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_top256
-	cmpq	$256, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_top256
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_again4_256
-.Laesgen_vaes512_face_r1_xor_stream_try2_256:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top256
+.Laesgen_vaes512_face_r1_xor_stream_plain_try2_256:
 	cmpq	$128, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_try1_256
+	jb	.Laesgen_vaes512_face_r1_xor_stream_plain_try1_256
 	cmpq	$248, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_try1_256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_vaes512_face_r1_xor_stream_fill2_256
-.Laesgen_vaes512_face_r1_xor_stream_fast2_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %zmm16
-	vpxorq	(%r9), %zmm16, %zmm15
-	vpxorq	64(%r9), %zmm16, %zmm16
-	vaesenc	%zmm2, %zmm15, %zmm15
-	vaesenc	%zmm2, %zmm16, %zmm16
-	vaesenc	%zmm3, %zmm15, %zmm15
-	vaesenc	%zmm3, %zmm16, %zmm16
-	vaesenc	%zmm4, %zmm15, %zmm15
-	vaesenc	%zmm4, %zmm16, %zmm16
-	vaesenc	%zmm5, %zmm15, %zmm15
-	vaesenc	%zmm5, %zmm16, %zmm16
-	vaesenc	%zmm6, %zmm15, %zmm15
-	vaesenc	%zmm6, %zmm16, %zmm16
-	vaesenc	%zmm7, %zmm15, %zmm15
-	vaesenc	%zmm7, %zmm16, %zmm16
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vaesenc	%zmm8, %zmm16, %zmm16
-	vaesenc	%zmm9, %zmm15, %zmm15
-	vaesenc	%zmm9, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm16, %zmm16
-	vaesenc	%zmm11, %zmm15, %zmm15
-	vaesenc	%zmm11, %zmm16, %zmm16
-	vaesenc	%zmm12, %zmm15, %zmm15
-	vaesenc	%zmm12, %zmm16, %zmm16
-	vaesenc	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm13, %zmm16, %zmm16
-	vaesenclast	%zmm14, %zmm15, %zmm15
-	vaesenclast	%zmm14, %zmm16, %zmm16
-	vpxorq	(%rdx), %zmm15, %zmm15
-	vmovdqu64	%zmm15, (%rsi)
-	vpxorq	64(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 64(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
-.Laesgen_vaes512_face_r1_xor_stream_fill2_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	8(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$7, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_13
-	movq	$0xffff, 344(%rdi)
-	addq	$8, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast2_256
-.Laesgen_vaes512_face_r1_xor_stream_outside_run_13:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_spent2_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %zmm17
-	vmovq	%rax, %xmm15
-	vmovq	%r8, %xmm16
-	vpunpcklqdq	%xmm16, %xmm15, %xmm15
-	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm15, %xmm15
-	vshufi32x4	$0, %zmm15, %zmm15, %zmm16
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm15
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm15, %zmm15
-	vpxorq	%zmm0, %zmm16, %zmm16
-	vaesenc	%zmm1, %zmm15, %zmm15
-	vaesenc	%zmm1, %zmm16, %zmm16
-	vpxorq	%zmm17, %zmm15, %zmm18
-	vmovdqu64	%zmm18, (%r10)
-	vpxorq	%zmm17, %zmm16, %zmm18
-	vmovdqu64	%zmm18, 64(%r10)
-	vaesenc	%zmm2, %zmm15, %zmm15
-	vaesenc	%zmm2, %zmm16, %zmm16
-	vaesenc	%zmm3, %zmm15, %zmm15
-	vaesenc	%zmm3, %zmm16, %zmm16
-	vaesenc	%zmm4, %zmm15, %zmm15
-	vaesenc	%zmm4, %zmm16, %zmm16
-	vaesenc	%zmm5, %zmm15, %zmm15
-	vaesenc	%zmm5, %zmm16, %zmm16
-	vaesenc	%zmm6, %zmm15, %zmm15
-	vaesenc	%zmm6, %zmm16, %zmm16
-	vaesenc	%zmm7, %zmm15, %zmm15
-	vaesenc	%zmm7, %zmm16, %zmm16
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vaesenc	%zmm8, %zmm16, %zmm16
-	vaesenc	%zmm9, %zmm15, %zmm15
-	vaesenc	%zmm9, %zmm16, %zmm16
-	vaesenc	%zmm10, %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm16, %zmm16
-	vaesenc	%zmm11, %zmm15, %zmm15
-	vaesenc	%zmm11, %zmm16, %zmm16
-	vaesenc	%zmm12, %zmm15, %zmm15
-	vaesenc	%zmm12, %zmm16, %zmm16
-	vaesenc	%zmm13, %zmm15, %zmm15
-	vaesenc	%zmm13, %zmm16, %zmm16
-	vaesenclast	%zmm14, %zmm15, %zmm15
-	vaesenclast	%zmm14, %zmm16, %zmm16
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_13
-	addq	$8, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_13
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_vaes512_face_r1_xor_stream_run_grown_13:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_13
-.Laesgen_vaes512_face_r1_xor_stream_run_restart_13:
-	movq	%r9, 328(%rdi)
-	movq	$8, 336(%rdi)
-.Laesgen_vaes512_face_r1_xor_stream_run_done_13:
-	vpxorq	(%rdx), %zmm15, %zmm15
-	vmovdqu64	%zmm15, (%rsi)
-	vpxorq	64(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, 64(%rsi)
-	addq	$8, %rax
-	adcq	$0, %r8
-	addq	$128, %rdx
-	addq	$128, %rsi
-	subq	$128, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
-.Laesgen_vaes512_face_r1_xor_stream_spent2_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$8, %r10
-.Laesgen_vaes512_face_r1_xor_stream_spent_again2_256:
+	ja	.Laesgen_vaes512_face_r1_xor_stream_plain_try1_256
 	testq	$7, %r9
-	jne	.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned2_256
+	jne	.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned2_256
+.Laesgen_vaes512_face_r1_xor_stream_plain_fast2_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -5190,8 +5372,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next2_256
-.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned2_256:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top256
+.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned2_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -5238,133 +5420,15 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$128, %rdx
 	addq	$128, %rsi
 	subq	$128, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next2_256
-.Laesgen_vaes512_face_r1_xor_stream_spent_next2_256:
-	addq	$8, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_top256
-	cmpq	$128, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_top256
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_again2_256
-.Laesgen_vaes512_face_r1_xor_stream_try1_256:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top256
+.Laesgen_vaes512_face_r1_xor_stream_plain_try1_256:
 	cmpq	$64, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_single256
+	jb	.Laesgen_vaes512_face_r1_xor_stream_plain_single256
 	cmpq	$252, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_single256
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_vaes512_face_r1_xor_stream_fill1_256
-.Laesgen_vaes512_face_r1_xor_stream_fast1_256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vbroadcasti32x4	352(%rdi), %zmm15
-	vpxorq	(%r9), %zmm15, %zmm15
-	vaesenc	%zmm2, %zmm15, %zmm15
-	vaesenc	%zmm3, %zmm15, %zmm15
-	vaesenc	%zmm4, %zmm15, %zmm15
-	vaesenc	%zmm5, %zmm15, %zmm15
-	vaesenc	%zmm6, %zmm15, %zmm15
-	vaesenc	%zmm7, %zmm15, %zmm15
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vaesenc	%zmm9, %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm15, %zmm15
-	vaesenc	%zmm11, %zmm15, %zmm15
-	vaesenc	%zmm12, %zmm15, %zmm15
-	vaesenc	%zmm13, %zmm15, %zmm15
-	vaesenclast	%zmm14, %zmm15, %zmm15
-	vpxorq	(%rdx), %zmm15, %zmm15
-	vmovdqu64	%zmm15, (%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
-.Laesgen_vaes512_face_r1_xor_stream_fill1_256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	4(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$3, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_14
-	movq	$0xffff, 344(%rdi)
-	addq	$4, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_fast1_256
-.Laesgen_vaes512_face_r1_xor_stream_outside_run_14:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_spent1_256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vbroadcasti32x4	352(%rdi), %zmm16
-	vmovq	%rax, %xmm15
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm15, %xmm15
-	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm15, %xmm15
-	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
-	vpaddb	.Laesgen_vaes512_face_r1_xor_stream_lanes512_plus0(%rip), %zmm15, %zmm15
-	vpxorq	%zmm0, %zmm15, %zmm15
-	vaesenc	%zmm1, %zmm15, %zmm15
-	vpxorq	%zmm16, %zmm15, %zmm16
-	vmovdqu64	%zmm16, (%r10)
-	vaesenc	%zmm2, %zmm15, %zmm15
-	vaesenc	%zmm3, %zmm15, %zmm15
-	vaesenc	%zmm4, %zmm15, %zmm15
-	vaesenc	%zmm5, %zmm15, %zmm15
-	vaesenc	%zmm6, %zmm15, %zmm15
-	vaesenc	%zmm7, %zmm15, %zmm15
-	vaesenc	%zmm8, %zmm15, %zmm15
-	vaesenc	%zmm9, %zmm15, %zmm15
-	vaesenc	%zmm10, %zmm15, %zmm15
-	vaesenc	%zmm11, %zmm15, %zmm15
-	vaesenc	%zmm12, %zmm15, %zmm15
-	vaesenc	%zmm13, %zmm15, %zmm15
-	vaesenclast	%zmm14, %zmm15, %zmm15
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_14
-	addq	$4, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_14
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_vaes512_face_r1_xor_stream_run_grown_14:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_14
-.Laesgen_vaes512_face_r1_xor_stream_run_restart_14:
-	movq	%r9, 328(%rdi)
-	movq	$4, 336(%rdi)
-.Laesgen_vaes512_face_r1_xor_stream_run_done_14:
-	vpxorq	(%rdx), %zmm15, %zmm15
-	vmovdqu64	%zmm15, (%rsi)
-	addq	$4, %rax
-	adcq	$0, %r8
-	addq	$64, %rdx
-	addq	$64, %rsi
-	subq	$64, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
-.Laesgen_vaes512_face_r1_xor_stream_spent1_256:
-	movq	328(%rdi), %r10
-	subq	%r9, %r10
-	andq	$255, %r10
-	addq	%r9, %r10
-	movq	$256, %r11
-	cmpq	%r11, %r10
-	cmovaq	%r11, %r10
-	subq	$4, %r10
-.Laesgen_vaes512_face_r1_xor_stream_spent_again1_256:
+	ja	.Laesgen_vaes512_face_r1_xor_stream_plain_single256
 	testq	$3, %r9
-	jne	.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned1_256
+	jne	.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned1_256
+.Laesgen_vaes512_face_r1_xor_stream_plain_fast1_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -5393,8 +5457,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next1_256
-.Laesgen_vaes512_face_r1_xor_stream_spent_unaligned1_256:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top256
+.Laesgen_vaes512_face_r1_xor_stream_plain_unaligned1_256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -5423,153 +5487,8 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$64, %rdx
 	addq	$64, %rsi
 	subq	$64, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_next1_256
-.Laesgen_vaes512_face_r1_xor_stream_spent_next1_256:
-	addq	$4, %r9
-	cmpq	%r10, %r9
-	ja	.Laesgen_vaes512_face_r1_xor_stream_top256
-	cmpq	$64, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_top256
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_spent_again1_256
-.Laesgen_vaes512_face_r1_xor_stream_single256:
-	cmpq	$256, 336(%rdi)
-	jne	.Laesgen_vaes512_face_r1_xor_stream_single_fill256
-.Laesgen_vaes512_face_r1_xor_stream_single_fast256:
-	shlq	$4, %r9
-	leaq	384(%rdi,%r9,1), %r9
-	vmovdqa64	352(%rdi), %xmm15
-	vpxorq	(%r9), %xmm15, %xmm15
-	vaesenc	%xmm2, %xmm15, %xmm15
-	vaesenc	%xmm3, %xmm15, %xmm15
-	vaesenc	%xmm4, %xmm15, %xmm15
-	vaesenc	%xmm5, %xmm15, %xmm15
-	vaesenc	%xmm6, %xmm15, %xmm15
-	vaesenc	%xmm7, %xmm15, %xmm15
-	vaesenc	%xmm8, %xmm15, %xmm15
-	vaesenc	%xmm9, %xmm15, %xmm15
-	vaesenc	%xmm10, %xmm15, %xmm15
-	vaesenc	%xmm11, %xmm15, %xmm15
-	vaesenc	%xmm12, %xmm15, %xmm15
-	vaesenc	%xmm13, %xmm15, %xmm15
-	vaesenclast	%xmm14, %xmm15, %xmm15
-	cmpq	$16, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_7
-	vpxorq	(%rdx), %xmm15, %xmm15
-	vmovdqu64	%xmm15, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
-.Laesgen_vaes512_face_r1_xor_stream_partial_7:
-	vmovdqa64	%xmm15, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_vaes512_face_r1_xor_stream_partial_byte_7:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte_7
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_end256
-.Laesgen_vaes512_face_r1_xor_stream_single_fill256:
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	leaq	1(%r10), %r11
-	andq	$255, %r11
-	subq	$1, %r11
-	movq	336(%rdi), %rbx
-	addq	$0, %rbx
-	cmpq	%rbx, %r11
-	jae	.Laesgen_vaes512_face_r1_xor_stream_outside_run_15
-	movq	$0xffff, 344(%rdi)
-	addq	$1, %r10
-	cmpq	336(%rdi), %r10
-	jbe	.Laesgen_vaes512_face_r1_xor_stream_single_fast256
-.Laesgen_vaes512_face_r1_xor_stream_outside_run_15:
-	cmpq	$0, 344(%rdi)
-	je	.Laesgen_vaes512_face_r1_xor_stream_single_spent256
-	subq	$1, 344(%rdi)
-	movq	%r9, %r10
-	shlq	$4, %r10
-	leaq	384(%rdi,%r10,1), %r10
-	vmovdqa64	352(%rdi), %xmm16
-	vmovq	%rax, %xmm15
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm15, %xmm15
-	vpshufb	.Laesgen_vaes512_face_r1_xor_stream_bswap128(%rip), %xmm15, %xmm15
-	vmovdqa64	%xmm15, %xmm15
-	vpxorq	%xmm0, %xmm15, %xmm15
-	vaesenc	%xmm1, %xmm15, %xmm15
-	vpxorq	%xmm16, %xmm15, %xmm16
-	vmovdqa64	%xmm16, (%r10)
-	vaesenc	%xmm2, %xmm15, %xmm15
-	vaesenc	%xmm3, %xmm15, %xmm15
-	vaesenc	%xmm4, %xmm15, %xmm15
-	vaesenc	%xmm5, %xmm15, %xmm15
-	vaesenc	%xmm6, %xmm15, %xmm15
-	vaesenc	%xmm7, %xmm15, %xmm15
-	vaesenc	%xmm8, %xmm15, %xmm15
-	vaesenc	%xmm9, %xmm15, %xmm15
-	vaesenc	%xmm10, %xmm15, %xmm15
-	vaesenc	%xmm11, %xmm15, %xmm15
-	vaesenc	%xmm12, %xmm15, %xmm15
-	vaesenc	%xmm13, %xmm15, %xmm15
-	vaesenclast	%xmm14, %xmm15, %xmm15
-	movq	%r9, %r10
-	subq	328(%rdi), %r10
-	andq	$255, %r10
-	movq	336(%rdi), %r11
-	cmpq	%r11, %r10
-	ja	.Laesgen_vaes512_face_r1_xor_stream_run_restart_15
-	addq	$1, %r10
-	cmpq	%r11, %r10
-	cmovaq	%r10, %r11
-	cmpq	$256, %r11
-	jb	.Laesgen_vaes512_face_r1_xor_stream_run_grown_15
-	movq	$0, 328(%rdi)
-	movq	$256, %r11
-.Laesgen_vaes512_face_r1_xor_stream_run_grown_15:
-	movq	%r11, 336(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_run_done_15
-.Laesgen_vaes512_face_r1_xor_stream_run_restart_15:
-	movq	%r9, 328(%rdi)
-	movq	$1, 336(%rdi)
-.Laesgen_vaes512_face_r1_xor_stream_run_done_15:
-	cmpq	$16, %rcx
-	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_8
-	vpxorq	(%rdx), %xmm15, %xmm15
-	vmovdqu64	%xmm15, (%rsi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	addq	$16, %rdx
-	addq	$16, %rsi
-	subq	$16, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
-.Laesgen_vaes512_face_r1_xor_stream_partial_8:
-	vmovdqa64	%xmm15, 272(%rdi)
-	addq	$1, %rax
-	adcq	$0, %r8
-	xorl	%r9d, %r9d
-.Laesgen_vaes512_face_r1_xor_stream_partial_byte_8:
-	movzbl	272(%rdi,%r9,1), %r10d
-	xorb	(%rdx,%r9,1), %r10b
-	movb	%r10b, (%rsi,%r9,1)
-	incq	%r9
-	cmpq	%rcx, %r9
-	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte_8
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_end256
-.Laesgen_vaes512_face_r1_xor_stream_single_spent256:
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top256
+.Laesgen_vaes512_face_r1_xor_stream_plain_single256:
 	vmovq	%rax, %xmm15
 	vmovq	%r8, %xmm16
 	vpunpcklqdq	%xmm16, %xmm15, %xmm15
@@ -5599,7 +5518,7 @@ aesgen_vaes512_face_r1_xor_stream:
 	addq	$16, %rdx
 	addq	$16, %rsi
 	subq	$16, %rcx
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_top256
 .Laesgen_vaes512_face_r1_xor_stream_partial_9:
 	vmovdqa64	%xmm15, 272(%rdi)
 	addq	$1, %rax
@@ -5612,10 +5531,13 @@ aesgen_vaes512_face_r1_xor_stream:
 	incq	%r9
 	cmpq	%rcx, %r9
 	jb	.Laesgen_vaes512_face_r1_xor_stream_partial_byte_9
-	movq	$16, %rdx
-	subq	%rcx, %rdx
-	movq	%rdx, 288(%rdi)
-	jmp	.Laesgen_vaes512_face_r1_xor_stream_end256
+	movq	$16, %r9
+	subq	%rcx, %r9
+	movq	%r9, 288(%rdi)
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_plain_end256
+.Laesgen_vaes512_face_r1_xor_stream_plain_end256:
+	movq	%r11, %rcx
+	jmp	.Laesgen_vaes512_face_r1_xor_stream_top256
 .Laesgen_vaes512_face_r1_xor_stream_end256:
 	movq	%rax, 256(%rdi)
 	movq	%r8, 264(%rdi)

@@ -112,6 +112,20 @@ class FaceRun:
         isa.compare_jump(b, "be", off, self._f(ctx, f.count), fast)
         b.bind(outside)
 
+    def bytes_until_run(self, b: KernelBuilder, ctx: Reg, idx: Reg) -> Reg:
+        """For a batch at in15 = idx that does not overlap the run: how many bytes the
+        counter goes on before its in15 is back at the run's start, 16 x (((start - idx - 1)
+        mod 256) + 1), 16..4096 and across windows. None of those blocks can lift the
+        budget, so they need no run check."""
+        isa, cap = self.isa, b.gp()
+        isa.load(b, cap, self._f(ctx, self.fields.start))
+        isa.arith(b, "sub", cap, cap, idx)
+        isa.arith(b, "sub", cap, cap, 1)
+        isa.arith(b, "and", cap, cap, 255)
+        isa.arith(b, "add", cap, cap, 1)
+        isa.shift_left(b, cap, cap, 4)
+        return cap
+
     def clear_of_run(self, b: KernelBuilder, ctx: Reg, idx: Reg, blocks: int) -> Reg:
         """For a batch at in15 = idx that does not overlap the run: the last in15 a batch of
         ``blocks`` may start at, going on from idx in this window, and still end before the

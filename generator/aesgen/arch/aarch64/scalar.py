@@ -125,6 +125,10 @@ class A64Scalar:
             y = self._reg(b, y)
         b.emit(op, dst, x, y)
 
+    def shift_left(self, b: KernelBuilder, dst: Reg, src: Reg, n: int) -> None:
+        """dst = src << n (64-bit)."""
+        b.asm.lsl(dst, src, Imm(n))
+
     CONDITIONS = {"eq": "b_eq", "ne": "b_ne", "a": "b_hi", "ae": "b_hs", "b": "b_lo",
                   "be": "b_ls"}
 

@@ -130,6 +130,12 @@ class X86Scalar:
             b.asm.mov(dst, x)
         b.emit(op, dst, y)
 
+    def shift_left(self, b: KernelBuilder, dst: Reg, src: Reg, n: int) -> None:
+        """dst = src << n (64-bit)."""
+        if dst != src:
+            b.asm.mov(dst, src)
+        b.asm.shl(dst, Imm(n))
+
     CONDITIONS = {"eq": "je", "ne": "jne", "a": "ja", "ae": "jae", "b": "jb", "be": "jbe"}
 
     def compare_jump(self, b: KernelBuilder, cond: str, x: Reg | Mem, y: Reg | Mem | int,

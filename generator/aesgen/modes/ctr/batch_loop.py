@@ -11,8 +11,10 @@ in the context. The engines that must compute whole aligned groups (bit-sliced) 
 
 FACE (kernels/face_fill.py): a batch whose table entries are all filled starts from them
 ("fast"); otherwise it computes in full and stores its entries ("fill"), while the fill
-budget lasts; once it is spent ("spent": a tag seen once), batches run back to back as in
-`none` until the window ends or the run of filled entries lies ahead.
+budget lasts; once it is spent ("spent": a tag seen once), the batches go to a copy of
+none's ladder (the plain ladder) until the counter is back at the run of filled entries,
+across windows, so a message under a fresh IV pays for its first batch's stores and for
+nothing after it.
 
 The kernel ``k`` supplies (besides what modes/ctr/skeleton.py asks):
   k.lanes, k.smallest_batch     blocks a register; the smallest ladder step (registers)
@@ -25,7 +27,7 @@ The kernel ``k`` supplies (besides what modes/ctr/skeleton.py asks):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...dsl.builder import KernelBuilder
 from ...dsl.operands import Label, Reg
@@ -61,8 +63,8 @@ def batch_ladder(interleave: int, smallest: int) -> list[int]:
     return sizes
 
 
-def loop_head(isa, b: KernelBuilder, s: Stream, face: str, refresh: Label,
-              window_ok: Label) -> None:
+def loop_head(isa, b: KernelBuilder, s: Stream, face: str, refresh: Label | None,
+              window_ok: Label | None) -> None:
     """The top of a batch loop: stop at length 0; with FACE, go to ``refresh`` when the
     counter has left the window the caches hold; then idx = in15 of the next block."""
     with b.phase("loop"):
@@ -72,7 +74,8 @@ def loop_head(isa, b: KernelBuilder, s: Stream, face: str, refresh: Label,
             base = b.gp()
             isa.arith(b, "and", base, s.lo, -256)
             isa.jump_by_pair(b, base, s.hi, s.ctx, L.WINDOW_LO, None, refresh)
-        b.bind(window_ok)
+        if window_ok is not None:
+            b.bind(window_ok)
         isa.low_byte(b, s.idx, s.lo)
 
 
@@ -84,52 +87,18 @@ def loop_exit(isa, b: KernelBuilder, s: Stream, done: Label) -> None:
 
 def stream_body(k, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp: Reg, length: Reg,
                 done: Label) -> None:
-    """The loop for one key size: batches, single blocks, the partial tail, FACE refresh."""
+    """The loop for one key size: batches, single blocks, the partial tail, FACE refresh;
+    with FACE, also the plain ladder a spent tag runs on (``_plain_ladder``)."""
     isa, face = k.isa, k.spec.face
     s = k.open_stream(b, bits, ctx, out, inp, length)
     window_ok, refresh = b.label(f"window_ok{bits}"), b.label(f"refresh{bits}")
-    single = b.label(f"single{bits}")
+    plain = b.label(f"plain{bits}") if face != "none" else None
 
-    ladder = batch_ladder(k.spec.interleave, k.smallest_batch)
-    tries = [b.label(f"try{m}_{bits}") for m in ladder] + [single]
     with b.region(f"steady-{bits}"):
         loop_head(isa, b, s, face, refresh, window_ok)
-    for n, m in enumerate(ladder):
-        blocks = m * k.lanes
-        aligned = k.aligned_batches and blocks & (blocks - 1) == 0
-        region = f"steady-{bits}" if n == 0 else f"batch{m}-{bits}"
-        fill = b.label(f"fill{m}_{bits}")
-        with b.region(region):
-            if n > 0:
-                b.bind(tries[n])
-            unaligned = b.label(f"unaligned{m}_{bits}")
-            with b.phase("loop"):
-                isa.compare_jump(b, "b", s.length, 16 * blocks, tries[n + 1])
-                isa.compare_jump(b, "a", s.idx, 256 - blocks, tries[n + 1])
-                if face != "none":
-                    k.run.jump_unless_complete(b, ctx, fill)
-                elif aligned:
-                    isa.jump_if_any_bits(b, s.idx, blocks - 1, unaligned)
-            fast = b.label(f"fast{m}_{bits}")
-            b.bind(fast)
-            k.batch(b, bits, s, m, "fast" if face != "none" else
-                    ("aligned" if aligned else "full"))
-        if face == "none" and aligned:
-            with b.region(f"unaligned{m}-{bits}"):
-                b.bind(unaligned)
-                k.batch(b, bits, s, m, "full")
-        if face != "none":
-            spent = b.label(f"spent{m}_{bits}")
-            with b.region(f"fill{m}-{bits}"):
-                b.bind(fill)
-                k.run.back_if_filled(b, ctx, s.idx, blocks, fast)
-                k.run.fill_allowed(b, ctx, spent)
-                k.batch(b, bits, s, m, "fill")
-            with b.region(f"spent{m}-{bits}"):          # a tag seen once: no table, as none
-                b.bind(spent)
-                _spent_run(k, b, bits, s, m, blocks, aligned)
-
-    _single_paths(k, b, bits, s, single)
+    _ladder(k, b, bits, s, face, plain)
+    if face != "none":
+        _plain_ladder(k, b, bits, s, plain)
 
     loop_exit(isa, b, s, done)
     if face != "none":
@@ -138,32 +107,81 @@ def stream_body(k, b: KernelBuilder, bits: int, ctx: Reg, out: Reg, inp: Reg, le
             k.refresh(b, s, bits, window_ok)
 
 
-def _spent_run(k, b: KernelBuilder, bits: int, s: Stream, m: int, blocks: int,
-               aligned: bool) -> None:
-    """Until the window ends or the run is ahead, batch after batch as in none: none of
-    them can meet the run, so the checks of the ladder would change nothing."""
-    isa = k.isa
-    stop = k.run.clear_of_run(b, s.ctx, s.idx, blocks)
-    again, next_ = b.label(f"spent_again{m}_{bits}"), b.label(f"spent_next{m}_{bits}")
-    b.bind(again)
-    if aligned:
-        spent_unaligned = b.label(f"spent_unaligned{m}_{bits}")
-        isa.jump_if_any_bits(b, s.idx, blocks - 1, spent_unaligned)
-        k.batch(b, bits, s, m, "aligned", then=next_)
-        b.bind(spent_unaligned)
-    k.batch(b, bits, s, m, "full", then=next_)
-    b.bind(next_)
-    with b.phase("loop"):
-        isa.arith(b, "add", s.idx, s.idx, blocks)      # the next batch's in15, this window
-        isa.compare_jump(b, "a", s.idx, stop, s.top)
-        isa.compare_jump(b, "b", s.length, 16 * blocks, s.top)
-        isa.jump(b, again)
+def _ladder(k, b: KernelBuilder, bits: int, s: Stream, face: str, spent: Label | None,
+            prefix: str = "") -> None:
+    """The batch ladder after the loop head. At level none every batch is computed in
+    full (aligned when it can be). With FACE, a batch whose entries are all filled runs
+    fast, another fills while the budget lasts, and a spent tag goes to ``spent`` (the
+    plain ladder, which is this ladder at level none, its labels and regions ``prefix``ed)."""
+    isa, ctx = k.isa, s.ctx
+    single = b.label(f"{prefix}single{bits}")
+    ladder = batch_ladder(k.spec.interleave, k.smallest_batch)
+    tries = [b.label(f"{prefix}try{m}_{bits}") for m in ladder] + [single]
+    for n, m in enumerate(ladder):
+        blocks = m * k.lanes
+        aligned = k.aligned_batches and blocks & (blocks - 1) == 0
+        region = f"{prefix}steady-{bits}" if n == 0 else f"{prefix}batch{m}-{bits}"
+        fill = b.label(f"fill{m}_{bits}")
+        with b.region(region):
+            if n > 0:
+                b.bind(tries[n])
+            unaligned = b.label(f"{prefix}unaligned{m}_{bits}")
+            with b.phase("loop"):
+                isa.compare_jump(b, "b", s.length, 16 * blocks, tries[n + 1])
+                isa.compare_jump(b, "a", s.idx, 256 - blocks, tries[n + 1])
+                if face != "none":
+                    k.run.jump_unless_complete(b, ctx, fill)
+                elif aligned:
+                    isa.jump_if_any_bits(b, s.idx, blocks - 1, unaligned)
+            fast = b.label(f"{prefix}fast{m}_{bits}")
+            b.bind(fast)
+            k.batch(b, bits, s, m, "fast" if face != "none" else
+                    ("aligned" if aligned else "full"))
+        if face == "none" and aligned:
+            with b.region(f"{prefix}unaligned{m}-{bits}"):
+                b.bind(unaligned)
+                k.batch(b, bits, s, m, "full")
+        if face != "none":
+            with b.region(f"fill{m}-{bits}"):
+                b.bind(fill)
+                k.run.back_if_filled(b, ctx, s.idx, blocks, fast)
+                k.run.fill_allowed(b, ctx, spent)
+                k.batch(b, bits, s, m, "fill")
+    _single_paths(k, b, bits, s, face, single, spent, prefix)
 
 
-def _single_paths(k, b: KernelBuilder, bits: int, s: Stream, single: Label) -> None:
+def _plain_ladder(k, b: KernelBuilder, bits: int, s: Stream, enter: Label) -> None:
+    """A spent tag (seen once, its one fill batch stored): the blocks ahead cannot lift the
+    budget until the counter is back at the run, (start - idx) mod 256 blocks on (256 when
+    idx is the start), whatever windows it crosses. They run on a copy of none's ladder,
+    with no window check, no cache refresh and no table check, so a message under a fresh
+    IV walks the same code as at level none after its first batch. The length is cut to
+    those blocks for the copy (the rest waits in a register) and given back at its end,
+    where the FACE loop's top takes over."""
+    isa, ctx = k.isa, s.ctx
+    top, end = b.label(f"plain_top{bits}"), b.label(f"plain_end{bits}")
+    plain = replace(s, top=top, end=end)
+    with b.region(f"plain-{bits}"):
+        b.bind(enter)
+        with b.phase("loop"):
+            cap, rest = k.run.bytes_until_run(b, ctx, s.idx), b.gp()
+            isa.unsigned_min(b, cap, s.length)
+            isa.arith(b, "sub", rest, s.length, cap)
+            isa.move(b, s.length, cap)
+        loop_head(isa, b, plain, "none", None, None)
+    _ladder(k, b, bits, plain, "none", None, "plain_")
+    with b.region(f"plain-{bits}"):
+        b.bind(end)
+        with b.phase("loop"):
+            isa.move(b, s.length, rest)
+            isa.jump(b, s.top)
+
+
+def _single_paths(k, b: KernelBuilder, bits: int, s: Stream, face: str, single: Label,
+                  spent: Label | None, prefix: str) -> None:
     """Single blocks: what a window's or message's end leaves after the batch ladder."""
-    ctx, face = s.ctx, k.spec.face
-    with b.region(f"single-{bits}"):
+    ctx = s.ctx
+    with b.region(f"{prefix}single-{bits}"):
         b.bind(single)
         if face == "none":
             k.batch(b, bits, s, 1, "full", single=True)
@@ -173,12 +191,8 @@ def _single_paths(k, b: KernelBuilder, bits: int, s: Stream, single: Label) -> N
             b.bind(fast)
             k.batch(b, bits, s, 1, "fast", single=True)
     if face != "none":
-        spent = b.label(f"single_spent{bits}")
         with b.region(f"single_fill-{bits}"):
             b.bind(single_fill)
             k.run.back_if_filled(b, ctx, s.idx, 1, fast)
             k.run.fill_allowed(b, ctx, spent)
             k.batch(b, bits, s, 1, "fill", single=True)
-        with b.region(f"single_spent-{bits}"):
-            b.bind(spent)
-            k.batch(b, bits, s, 1, "full", single=True)
