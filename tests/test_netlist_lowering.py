@@ -19,7 +19,7 @@ from aesgen.netlist.lower import (DEFAULT_OBJECTIVE, MI, ONES, STRATEGIES, Lower
 from aesgen.netlist.report import SEED_004, netlist_report, objectives, render_netlist_table
 from aesgen.netlist.schedule import (best_schedule, check_order, gate_ops,
                                      in_place_plan, list_schedule, live_counts, max_live)
-from aesgen.netlist.timing import SSE_ROUND, cycles_per_round
+from aesgen.netlist.timing import SSE_ROUND, cycles_per_round, reference_core
 from aesgen.netlist.transform import strip_output_constant
 
 NAMES = library.names()
@@ -296,9 +296,9 @@ def test_two_operand_is_chosen_by_time():
     counted = lower(stripped, "two_operand", "instructions")
     assert timed.objective == "cycles" and timed.cycles is not None
     assert timed.keep_near > 0 and counted.keep_near == 0 and counted.cycles is None
-    assert timed.cycles == cycles_per_round(timed)
+    assert timed.cycles == cycles_per_round(timed, reference_core())
     # what the choice is for: the count-minimal lowering stalls on store-to-load forwarding
-    assert timed.cycles < cycles_per_round(counted) - 5
+    assert timed.cycles < cycles_per_round(counted, reference_core()) - 5
     assert counted.instructions <= timed.instructions < SEED_004["instructions"]
     assert run(timed) == run(counted)          # the same S-box (without its 0x63)
 
@@ -343,20 +343,21 @@ def test_timing_model_charges_an_early_reload(wire):
     assert on_chain.code != off_chain.code
     assert run(on_chain) == run(off_chain) == run(low)
     assert on_chain.instructions == off_chain.instructions == low.instructions + 2
-    slow, fast = cycles_per_round(on_chain), cycles_per_round(off_chain)
+    core = reference_core()
+    slow, fast = cycles_per_round(on_chain, core), cycles_per_round(off_chain, core)
     assert slow >= fast + 3, (slow, fast)
-    assert abs(fast - cycles_per_round(low)) <= 1
+    assert abs(fast - cycles_per_round(low, reference_core())) <= 1
 
 
 def test_timing_model_sees_ports_and_rounds():
     low = kernel_sbox()
-    c = cycles_per_round(low)
+    c = cycles_per_round(low, reference_core())
     # 113 gates, MixColumns (seed 004's 43) and 8 key XORs on three vector ports
     alu = low.count("logic") + sum(1 for u in SSE_ROUND.after if u.kind in ("alu", "shuffle"))
     assert alu == 113 + 43 + 8 and c >= alu / 3
-    assert cycles_per_round(low, rounds=10) == pytest.approx(c, abs=2)
+    assert cycles_per_round(low, reference_core(), rounds=10) == pytest.approx(c, abs=2)
     with pytest.raises(ValueError, match="two-operand"):
-        cycles_per_round(lower(library.load("bp113"), "three_operand"))
+        cycles_per_round(lower(library.load("bp113"), "three_operand"), reference_core())
 
 
 def test_timed_choice_is_deterministic():

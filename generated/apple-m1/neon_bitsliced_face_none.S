@@ -5613,10 +5613,9 @@ aesgen_neon_bitsliced_face_none_set_iv:
 	.p2align	5
 aesgen_neon_bitsliced_face_none_xor_stream:
 	hint	#34                                       // bti c
-	sub	sp, sp, #48
+	sub	sp, sp, #32
 	stp	d8, d9, [sp]
 	stp	d10, d11, [sp, #16]
-	str	d12, [sp, #32]
 	cbz	x3, .Laesgen_neon_bitsliced_face_none_xor_stream_return
 	ldr	x4, [x0, #288]
 	cbz	x4, .Laesgen_neon_bitsliced_face_none_xor_stream_bulk
@@ -5714,18 +5713,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v19.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -5737,138 +5736,138 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round
 	mov	x7, #768
@@ -5879,263 +5878,263 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_2
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #1664]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #1680]
-	ldr	q25, [x0, #1696]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #1712]
-	ldr	q27, [x0, #1728]
-	ldr	q28, [x0, #1744]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #1760]
-	ldr	q29, [x0, #1776]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #1664]
+	ldr	q25, [x0, #1680]
+	ldr	q26, [x0, #1696]
+	ldr	q27, [x0, #1712]
+	ldr	q28, [x0, #1728]
+	ldr	q29, [x0, #1744]
+	ldr	q30, [x0, #1760]
+	ldr	q31, [x0, #1776]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -6153,24 +6152,24 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
 	ldr	q17, [x6, #608]
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	ushr	v23.16b, v3.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bit	v5.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -6212,15 +6211,15 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
-	ldr	q16, [x0]
+	ldr	q17, [x0]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v4.16b, v4.16b, v16.16b
 	movi	v16.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -6257,18 +6256,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -6280,138 +6279,138 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_3
 	mov	x7, #768
@@ -6422,263 +6421,263 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_4
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #1664]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #1680]
-	ldr	q25, [x0, #1696]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #1712]
-	ldr	q27, [x0, #1728]
-	ldr	q28, [x0, #1744]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #1760]
-	ldr	q29, [x0, #1776]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #1664]
+	ldr	q25, [x0, #1680]
+	ldr	q26, [x0, #1696]
+	ldr	q27, [x0, #1712]
+	ldr	q28, [x0, #1728]
+	ldr	q29, [x0, #1744]
+	ldr	q30, [x0, #1760]
+	ldr	q31, [x0, #1776]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -6696,28 +6695,28 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
+	ldr	q17, [x6, #608]
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
 	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
+	ushr	v21.16b, v2.16b, #4
 	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #608]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
+	ushr	v23.16b, v3.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	bit	v5.16b, v19.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -6741,13 +6740,13 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
-	ldr	q6, [x0]
+	ldr	q7, [x0]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.16b, #85
@@ -6786,18 +6785,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -6809,138 +6808,138 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_5
 	mov	x7, #768
@@ -6951,263 +6950,263 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_6
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #1664]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #1680]
-	ldr	q25, [x0, #1696]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #1712]
-	ldr	q27, [x0, #1728]
-	ldr	q28, [x0, #1744]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #1760]
-	ldr	q29, [x0, #1776]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #1664]
+	ldr	q25, [x0, #1680]
+	ldr	q26, [x0, #1696]
+	ldr	q27, [x0, #1712]
+	ldr	q28, [x0, #1728]
+	ldr	q29, [x0, #1744]
+	ldr	q30, [x0, #1760]
+	ldr	q31, [x0, #1776]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -7219,32 +7218,32 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	shl	v25.16b, v16.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
 	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
+	ldr	q19, [x6, #608]
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #608]
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	ushr	v20.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
+	shl	v24.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v16.16b, v23.16b, v17.16b
+	bif	v4.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v19.16b
+	tbl	v2.16b, {v2.16b}, v19.16b
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -7258,12 +7257,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	rev	x8, x4
 	fmov	d1, x7
 	mov	v1.d[1], x8
-	ldr	q5, [x0]
+	ldr	q6, [x0]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
@@ -7303,18 +7302,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -7326,138 +7325,138 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_7
 	mov	x7, #768
@@ -7468,299 +7467,299 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_8
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #1664]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #1680]
-	ldr	q25, [x0, #1696]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #1712]
-	ldr	q27, [x0, #1728]
-	ldr	q28, [x0, #1744]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #1760]
-	ldr	q29, [x0, #1776]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bif	v1.16b, v18.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #1664]
+	ldr	q25, [x0, #1680]
+	ldr	q26, [x0, #1696]
+	ldr	q27, [x0, #1712]
+	ldr	q28, [x0, #1728]
+	ldr	q29, [x0, #1744]
+	ldr	q30, [x0, #1760]
+	ldr	q31, [x0, #1776]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
 	ushr	v20.16b, v5.16b, #2
 	shl	v21.16b, v7.16b, #2
-	ushr	v22.16b, v2.16b, #2
-	shl	v23.16b, v4.16b, #2
-	ushr	v24.16b, v6.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #2
+	ushr	v19.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
 	bif	v5.16b, v21.16b, v17.16b
+	ushr	v21.16b, v6.16b, #2
+	shl	v23.16b, v16.16b, #2
+	ldr	q24, [x6, #608]
 	bit	v3.16b, v18.16b, v17.16b
-	bit	v4.16b, v22.16b, v17.16b
-	bif	v2.16b, v23.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
 	bit	v7.16b, v20.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v19.16b, v17.16b
+	bit	v16.16b, v21.16b, v17.16b
+	bif	v6.16b, v23.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
 	shl	v19.16b, v5.16b, #4
 	ushr	v20.16b, v2.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x6, #608]
+	shl	v19.16b, v6.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
+	bif	v2.16b, v19.16b, v17.16b
 	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v25.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v16.16b, v23.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v24.16b
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_partial
 	ldr	q2, [x2], #16
@@ -7863,18 +7862,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v19.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -7886,138 +7885,138 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_9
 	mov	x7, #768
@@ -8028,263 +8027,263 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_10
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #1920]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #1936]
-	ldr	q25, [x0, #1952]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #1968]
-	ldr	q27, [x0, #1984]
-	ldr	q28, [x0, #2000]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #2016]
-	ldr	q29, [x0, #2032]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #1920]
+	ldr	q25, [x0, #1936]
+	ldr	q26, [x0, #1952]
+	ldr	q27, [x0, #1968]
+	ldr	q28, [x0, #1984]
+	ldr	q29, [x0, #2000]
+	ldr	q30, [x0, #2016]
+	ldr	q31, [x0, #2032]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -8304,18 +8303,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -8352,15 +8351,15 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
-	ldr	q16, [x0]
+	ldr	q17, [x0]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v4.16b, v4.16b, v16.16b
 	movi	v16.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -8397,18 +8396,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -8420,138 +8419,138 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_11
 	mov	x7, #768
@@ -8562,263 +8561,263 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_12
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #1920]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #1936]
-	ldr	q25, [x0, #1952]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #1968]
-	ldr	q27, [x0, #1984]
-	ldr	q28, [x0, #2000]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #2016]
-	ldr	q29, [x0, #2032]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #1920]
+	ldr	q25, [x0, #1936]
+	ldr	q26, [x0, #1952]
+	ldr	q27, [x0, #1968]
+	ldr	q28, [x0, #1984]
+	ldr	q29, [x0, #2000]
+	ldr	q30, [x0, #2016]
+	ldr	q31, [x0, #2032]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -8838,18 +8837,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -8876,13 +8875,13 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
-	ldr	q6, [x0]
+	ldr	q7, [x0]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.16b, #85
@@ -8921,18 +8920,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -8944,138 +8943,138 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_13
 	mov	x7, #768
@@ -9086,263 +9085,263 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_14
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #1920]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #1936]
-	ldr	q25, [x0, #1952]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #1968]
-	ldr	q27, [x0, #1984]
-	ldr	q28, [x0, #2000]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #2016]
-	ldr	q29, [x0, #2032]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #1920]
+	ldr	q25, [x0, #1936]
+	ldr	q26, [x0, #1952]
+	ldr	q27, [x0, #1968]
+	ldr	q28, [x0, #1984]
+	ldr	q29, [x0, #2000]
+	ldr	q30, [x0, #2016]
+	ldr	q31, [x0, #2032]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -9362,18 +9361,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -9390,12 +9389,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	rev	x8, x4
 	fmov	d1, x7
 	mov	v1.d[1], x8
-	ldr	q5, [x0]
+	ldr	q6, [x0]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
@@ -9435,18 +9434,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -9458,138 +9457,138 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_15
 	mov	x7, #768
@@ -9600,263 +9599,263 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_16
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #1920]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #1936]
-	ldr	q25, [x0, #1952]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #1968]
-	ldr	q27, [x0, #1984]
-	ldr	q28, [x0, #2000]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #2016]
-	ldr	q29, [x0, #2032]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #1920]
+	ldr	q25, [x0, #1936]
+	ldr	q26, [x0, #1952]
+	ldr	q27, [x0, #1968]
+	ldr	q28, [x0, #1984]
+	ldr	q29, [x0, #2000]
+	ldr	q30, [x0, #2016]
+	ldr	q31, [x0, #2032]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -9876,18 +9875,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -9993,18 +9992,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v19.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -10016,138 +10015,138 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_17
 	mov	x7, #768
@@ -10158,263 +10157,263 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_18
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #2176]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #2192]
-	ldr	q25, [x0, #2208]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #2224]
-	ldr	q27, [x0, #2240]
-	ldr	q28, [x0, #2256]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #2272]
-	ldr	q29, [x0, #2288]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #2176]
+	ldr	q25, [x0, #2192]
+	ldr	q26, [x0, #2208]
+	ldr	q27, [x0, #2224]
+	ldr	q28, [x0, #2240]
+	ldr	q29, [x0, #2256]
+	ldr	q30, [x0, #2272]
+	ldr	q31, [x0, #2288]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -10432,24 +10431,24 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
 	ldr	q17, [x6, #608]
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	ushr	v23.16b, v3.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bit	v5.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -10491,15 +10490,15 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
-	ldr	q16, [x0]
+	ldr	q17, [x0]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v4.16b, v4.16b, v16.16b
 	movi	v16.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
 	movi	v17.16b, #85
 	ushr	v18.16b, v1.16b, #1
 	shl	v19.16b, v2.16b, #1
@@ -10536,18 +10535,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -10559,138 +10558,138 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_19
 	mov	x7, #768
@@ -10701,263 +10700,263 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_20
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #2176]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #2192]
-	ldr	q25, [x0, #2208]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #2224]
-	ldr	q27, [x0, #2240]
-	ldr	q28, [x0, #2256]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #2272]
-	ldr	q29, [x0, #2288]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #2176]
+	ldr	q25, [x0, #2192]
+	ldr	q26, [x0, #2208]
+	ldr	q27, [x0, #2224]
+	ldr	q28, [x0, #2240]
+	ldr	q29, [x0, #2256]
+	ldr	q30, [x0, #2272]
+	ldr	q31, [x0, #2288]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -10975,28 +10974,28 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
+	ldr	q17, [x6, #608]
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
 	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
+	ushr	v21.16b, v2.16b, #4
 	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #608]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
+	ushr	v23.16b, v3.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	bit	v5.16b, v19.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -11020,13 +11019,13 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
-	ldr	q6, [x0]
+	ldr	q7, [x0]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.16b, #85
@@ -11065,18 +11064,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -11088,138 +11087,138 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_21
 	mov	x7, #768
@@ -11230,263 +11229,263 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_22
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #2176]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #2192]
-	ldr	q25, [x0, #2208]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #2224]
-	ldr	q27, [x0, #2240]
-	ldr	q28, [x0, #2256]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #2272]
-	ldr	q29, [x0, #2288]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #2176]
+	ldr	q25, [x0, #2192]
+	ldr	q26, [x0, #2208]
+	ldr	q27, [x0, #2224]
+	ldr	q28, [x0, #2240]
+	ldr	q29, [x0, #2256]
+	ldr	q30, [x0, #2272]
+	ldr	q31, [x0, #2288]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -11498,32 +11497,32 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	shl	v25.16b, v16.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
 	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
+	ldr	q19, [x6, #608]
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #608]
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	ushr	v20.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
+	shl	v24.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v16.16b, v23.16b, v17.16b
+	bif	v4.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v19.16b
+	tbl	v2.16b, {v2.16b}, v19.16b
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -11537,12 +11536,12 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	rev	x8, x4
 	fmov	d1, x7
 	mov	v1.d[1], x8
-	ldr	q5, [x0]
+	ldr	q6, [x0]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
@@ -11582,18 +11581,18 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -11605,138 +11604,138 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_23
 	mov	x7, #768
@@ -11747,299 +11746,299 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_none_xor_stream_bs_round_24
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #2176]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #2192]
-	ldr	q25, [x0, #2208]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #2224]
-	ldr	q27, [x0, #2240]
-	ldr	q28, [x0, #2256]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #2272]
-	ldr	q29, [x0, #2288]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bif	v1.16b, v18.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #2176]
+	ldr	q25, [x0, #2192]
+	ldr	q26, [x0, #2208]
+	ldr	q27, [x0, #2224]
+	ldr	q28, [x0, #2240]
+	ldr	q29, [x0, #2256]
+	ldr	q30, [x0, #2272]
+	ldr	q31, [x0, #2288]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
 	ushr	v20.16b, v5.16b, #2
 	shl	v21.16b, v7.16b, #2
-	ushr	v22.16b, v2.16b, #2
-	shl	v23.16b, v4.16b, #2
-	ushr	v24.16b, v6.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #2
+	ushr	v19.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
 	bif	v5.16b, v21.16b, v17.16b
+	ushr	v21.16b, v6.16b, #2
+	shl	v23.16b, v16.16b, #2
+	ldr	q24, [x6, #608]
 	bit	v3.16b, v18.16b, v17.16b
-	bit	v4.16b, v22.16b, v17.16b
-	bif	v2.16b, v23.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
 	bit	v7.16b, v20.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v19.16b, v17.16b
+	bit	v16.16b, v21.16b, v17.16b
+	bif	v6.16b, v23.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
 	shl	v19.16b, v5.16b, #4
 	ushr	v20.16b, v2.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x6, #608]
+	shl	v19.16b, v6.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
+	bif	v2.16b, v19.16b, v17.16b
 	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v25.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v16.16b, v23.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v24.16b
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_none_xor_stream_partial_3
 	ldr	q2, [x2], #16
@@ -12083,7 +12082,6 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v9.16b, v9.16b, v9.16b
 	eor	v10.16b, v10.16b, v10.16b
 	eor	v11.16b, v11.16b, v11.16b
-	eor	v12.16b, v12.16b, v12.16b
 	eor	v16.16b, v16.16b, v16.16b
 	eor	v17.16b, v17.16b, v17.16b
 	eor	v18.16b, v18.16b, v18.16b
@@ -12102,8 +12100,7 @@ aesgen_neon_bitsliced_face_none_xor_stream:
 	eor	v31.16b, v31.16b, v31.16b
 	ldp	d8, d9, [sp]
 	ldp	d10, d11, [sp, #16]
-	ldr	d12, [sp, #32]
-	add	sp, sp, #48
+	add	sp, sp, #32
 	ret
 	.size	aesgen_neon_bitsliced_face_none_xor_stream, .-aesgen_neon_bitsliced_face_none_xor_stream
 	.section	.rodata

@@ -5612,7 +5612,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	sub	sp, sp, #48
 	stp	d8, d9, [sp]
 	stp	d10, d11, [sp, #16]
-	stp	d12, d13, [sp, #32]
+	str	d12, [sp, #32]
 	cbz	x3, .Laesgen_neon_bitsliced_face_r2_xor_stream_return
 	ldr	x4, [x0, #288]
 	cbz	x4, .Laesgen_neon_bitsliced_face_r2_xor_stream_bulk
@@ -5713,18 +5713,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -5736,263 +5736,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1680]
+	ldr	q25, [x0, #0x1690]
+	ldr	q26, [x0, #0x16a0]
+	ldr	q27, [x0, #0x16b0]
+	ldr	q28, [x0, #0x16c0]
+	ldr	q29, [x0, #0x16d0]
+	ldr	q30, [x0, #0x16e0]
+	ldr	q31, [x0, #0x16f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -6012,18 +6012,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -6136,18 +6136,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v5.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v6.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	ushr	v23.16b, v3.16b, #4
 	shl	v24.16b, v7.16b, #4
 	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v16.16b, #4
 	bit	v5.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v6.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
@@ -6159,138 +6159,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v19.16b, v16.16b, v2.16b
 	eor	v20.16b, v16.16b, v5.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor	v22.16b, v16.16b, v3.16b
-	eor	v23.16b, v18.16b, v19.16b
-	eor	v24.16b, v2.16b, v21.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	eor	v25.16b, v16.16b, v21.16b
-	eor3	v26.16b, v7.16b, v4.16b, v23.16b
-	eor3	v3.16b, v4.16b, v3.16b, v23.16b
-	eor	v4.16b, v22.16b, v24.16b
-	and	v27.16b, v1.16b, v5.16b
-	eor	v28.16b, v20.16b, v26.16b
-	eor3	v29.16b, v7.16b, v6.16b, v3.16b
-	eor	v30.16b, v1.16b, v3.16b
-	and	v31.16b, v23.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v28.16b
-	eor	v7.16b, v29.16b, v28.16b
-	and	v8.16b, v22.16b, v29.16b
-	and	v9.16b, v4.16b, v30.16b
-	eor	v10.16b, v1.16b, v28.16b
-	and	v11.16b, v19.16b, v6.16b
-	and	v12.16b, v18.16b, v7.16b
-	bcax	v8.16b, v8.16b, v20.16b, v26.16b
-	and	v13.16b, v25.16b, v10.16b
-	bcax	v12.16b, v12.16b, v20.16b, v26.16b
-	eor3	v27.16b, v31.16b, v27.16b, v8.16b
-	eor3	v8.16b, v11.16b, v13.16b, v8.16b
-	eor3	v2.16b, v11.16b, v2.16b, v12.16b
-	eor3	v31.16b, v31.16b, v9.16b, v12.16b
-	eor3	v27.16b, v22.16b, v29.16b, v27.16b
-	eor3	v16.16b, v16.16b, v6.16b, v8.16b
+	eor	v21.16b, v18.16b, v19.16b
+	eor3	v22.16b, v7.16b, v6.16b, v1.16b
+	eor3	v23.16b, v7.16b, v4.16b, v21.16b
+	eor3	v4.16b, v4.16b, v3.16b, v21.16b
+	eor	v24.16b, v20.16b, v23.16b
+	eor3	v25.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v26.16b, v2.16b, v22.16b
+	eor	v27.16b, v25.16b, v24.16b
+	eor	v28.16b, v3.16b, v26.16b
+	eor	v29.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v24.16b
+	and	v7.16b, v18.16b, v27.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v5.16b, v5.16b, v22.16b
+	and	v30.16b, v21.16b, v4.16b
+	and	v31.16b, v3.16b, v25.16b
+	and	v8.16b, v19.16b, v6.16b
+	bcax	v7.16b, v7.16b, v20.16b, v23.16b
+	and	v9.16b, v28.16b, v29.16b
+	eor	v10.16b, v16.16b, v22.16b
+	bcax	v31.16b, v31.16b, v20.16b, v23.16b
+	eor	v11.16b, v1.16b, v24.16b
+	eor3	v2.16b, v8.16b, v2.16b, v7.16b
+	and	v12.16b, v1.16b, v5.16b
+	eor3	v7.16b, v30.16b, v9.16b, v7.16b
+	and	v9.16b, v10.16b, v11.16b
+	eor3	v30.16b, v30.16b, v12.16b, v31.16b
 	eor3	v2.16b, v19.16b, v6.16b, v2.16b
-	eor	v26.16b, v26.16b, v31.16b
-	and	v31.16b, v26.16b, v2.16b
-	eor	v8.16b, v27.16b, v31.16b
+	eor	v7.16b, v23.16b, v7.16b
+	eor3	v23.16b, v8.16b, v9.16b, v31.16b
+	eor3	v30.16b, v3.16b, v25.16b, v30.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v23.16b
+	eor	v23.16b, v30.16b, v31.16b
 	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v9.16b, v31.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v9.16b
-	eor	v9.16b, v31.16b, v16.16b
-	bsl	v31.16b, v26.16b, v27.16b
-	eor3	v2.16b, v2.16b, v8.16b, v16.16b
-	and	v16.16b, v31.16b, v9.16b
-	eor	v9.16b, v8.16b, v2.16b
-	eor	v8.16b, v31.16b, v8.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v30.16b, v30.16b, v2.16b
-	and	v25.16b, v25.16b, v31.16b
-	eor3	v16.16b, v26.16b, v27.16b, v16.16b
-	and	v3.16b, v3.16b, v9.16b
-	and	v20.16b, v20.16b, v8.16b
-	and	v26.16b, v10.16b, v31.16b
-	and	v27.16b, v28.16b, v8.16b
-	and	v23.16b, v23.16b, v9.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v28.16b, v31.16b, v16.16b
-	and	v21.16b, v21.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v23.16b, v2.16b, v16.16b
+	eor	v8.16b, v31.16b, v23.16b
+	and	v1.16b, v1.16b, v23.16b
+	and	v16.16b, v16.16b, v8.16b
+	and	v5.16b, v5.16b, v23.16b
+	eor	v8.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v30.16b
+	eor3	v2.16b, v2.16b, v23.16b, v16.16b
+	and	v16.16b, v31.16b, v8.16b
+	eor	v8.16b, v23.16b, v2.16b
+	eor3	v7.16b, v7.16b, v30.16b, v16.16b
+	eor	v16.16b, v31.16b, v23.16b
+	eor	v23.16b, v2.16b, v7.16b
+	eor	v30.16b, v31.16b, v7.16b
+	and	v22.16b, v22.16b, v7.16b
+	and	v4.16b, v4.16b, v8.16b
+	and	v6.16b, v6.16b, v30.16b
+	eor	v9.16b, v23.16b, v16.16b
+	and	v25.16b, v25.16b, v23.16b
+	and	v19.16b, v19.16b, v30.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v20.16b, v20.16b, v16.16b
+	and	v27.16b, v27.16b, v9.16b
+	and	v18.16b, v18.16b, v9.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v2.16b, v29.16b, v2.16b
+	and	v29.16b, v10.16b, v31.16b
+	and	v30.16b, v11.16b, v31.16b
 	and	v16.16b, v24.16b, v16.16b
-	eor	v24.16b, v2.16b, v8.16b
-	and	v6.16b, v6.16b, v28.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v19.16b, v19.16b, v28.16b
-	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x10], #32
-	and	v7.16b, v7.16b, v24.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v18.16b, v18.16b, v24.16b
-	eor3	v24.16b, v29.16b, v19.16b, v1.16b
-	eor3	v1.16b, v6.16b, v26.16b, v1.16b
-	ldp	q6, q26, [x9], #32
-	eor	v7.16b, v7.16b, v21.16b
+	eor3	v24.16b, v25.16b, v19.16b, v1.16b
 	eor	v18.16b, v20.16b, v18.16b
-	eor3	v3.16b, v3.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x9], #32
-	eor3	v25.16b, v25.16b, v7.16b, v24.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v27.16b, v27.16b, v7.16b
-	eor3	v16.16b, v16.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x9], #32
-	eor3	v3.16b, v23.16b, v4.16b, v3.16b
-	eor3	v20.16b, v20.16b, v27.16b, v25.16b
-	eor3	v5.16b, v5.16b, v4.16b, v25.16b
-	eor3	v7.16b, v7.16b, v24.16b, v16.16b
-	eor	v16.16b, v19.16b, v16.16b
-	eor3	v4.16b, v23.16b, v4.16b, v27.16b
-	eor	v19.16b, v3.16b, v27.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v20.16b, {v7.16b}, v22.16b
-	tbl	v23.16b, {v16.16b}, v22.16b
-	tbl	v24.16b, {v5.16b}, v22.16b
-	tbl	v25.16b, {v3.16b}, v22.16b
-	tbl	v27.16b, {v2.16b}, v22.16b
-	tbl	v31.16b, {v1.16b}, v22.16b
-	tbl	v8.16b, {v19.16b}, v22.16b
-	tbl	v22.16b, {v4.16b}, v22.16b
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v31.16b
-	eor	v3.16b, v3.16b, v25.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v19.16b, v19.16b, v8.16b
-	eor	v9.16b, v4.16b, v22.16b
-	ldp	q4, q10, [x9], #32
-	tbl	v11.16b, {v16.16b}, v28.16b
-	tbl	v12.16b, {v7.16b}, v28.16b
-	eor3	v16.16b, v20.16b, v26.16b, v16.16b
-	tbl	v20.16b, {v5.16b}, v28.16b
-	eor3	v6.16b, v23.16b, v6.16b, v9.16b
-	eor3	v7.16b, v24.16b, v21.16b, v7.16b
-	tbl	v21.16b, {v1.16b}, v28.16b
-	eor3	v5.16b, v31.16b, v29.16b, v5.16b
-	tbl	v23.16b, {v3.16b}, v28.16b
-	eor3	v18.16b, v25.16b, v18.16b, v1.16b
-	tbl	v24.16b, {v2.16b}, v28.16b
-	eor3	v25.16b, v27.16b, v30.16b, v3.16b
-	tbl	v26.16b, {v19.16b}, v28.16b
-	eor3	v27.16b, v8.16b, v4.16b, v2.16b
-	tbl	v28.16b, {v9.16b}, v28.16b
-	eor3	v19.16b, v22.16b, v10.16b, v19.16b
-	eor	v1.16b, v6.16b, v11.16b
-	eor3	v2.16b, v16.16b, v9.16b, v12.16b
-	eor	v3.16b, v7.16b, v20.16b
-	eor3	v4.16b, v5.16b, v9.16b, v21.16b
-	eor3	v5.16b, v18.16b, v9.16b, v23.16b
-	eor	v6.16b, v25.16b, v24.16b
-	eor	v7.16b, v27.16b, v26.16b
-	eor	v16.16b, v19.16b, v28.16b
+	eor	v25.16b, v27.16b, v22.16b
+	and	v7.16b, v26.16b, v7.16b
+	ldp	q26, q27, [x9], #32
+	and	v21.16b, v21.16b, v8.16b
+	eor3	v1.16b, v6.16b, v30.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v22.16b
+	eor	v4.16b, v28.16b, v18.16b
+	ldp	q6, q22, [x9], #32
+	eor3	v28.16b, v29.16b, v25.16b, v24.16b
+	eor	v16.16b, v16.16b, v25.16b
+	ldp	q29, q30, [x10], #32
+	and	v3.16b, v3.16b, v23.16b
+	ldp	q23, q31, [x9], #32
+	eor3	v7.16b, v7.16b, v18.16b, v1.16b
+	eor3	v18.16b, v20.16b, v16.16b, v28.16b
+	eor3	v2.16b, v21.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v28.16b
+	eor3	v20.16b, v25.16b, v24.16b, v7.16b
+	eor	v3.16b, v3.16b, v18.16b
+	eor	v7.16b, v19.16b, v7.16b
+	eor3	v4.16b, v21.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q18, q19, [x9], #32
+	tbl	v21.16b, {v7.16b}, v29.16b
+	tbl	v24.16b, {v20.16b}, v29.16b
+	tbl	v25.16b, {v5.16b}, v29.16b
+	tbl	v28.16b, {v1.16b}, v29.16b
+	tbl	v8.16b, {v2.16b}, v29.16b
+	tbl	v9.16b, {v3.16b}, v29.16b
+	tbl	v10.16b, {v16.16b}, v29.16b
+	tbl	v29.16b, {v4.16b}, v29.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor	v20.16b, v20.16b, v24.16b
+	eor	v5.16b, v5.16b, v25.16b
+	eor	v1.16b, v1.16b, v28.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v3.16b, v3.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
+	eor	v11.16b, v4.16b, v29.16b
+	tbl	v4.16b, {v7.16b}, v30.16b
+	eor3	v21.16b, v21.16b, v26.16b, v11.16b
+	tbl	v26.16b, {v20.16b}, v30.16b
+	eor3	v7.16b, v24.16b, v27.16b, v7.16b
+	tbl	v24.16b, {v5.16b}, v30.16b
+	eor3	v6.16b, v25.16b, v6.16b, v20.16b
+	tbl	v20.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v28.16b, v22.16b, v5.16b
+	tbl	v22.16b, {v2.16b}, v30.16b
+	eor3	v23.16b, v8.16b, v23.16b, v1.16b
+	tbl	v25.16b, {v3.16b}, v30.16b
+	eor3	v27.16b, v9.16b, v31.16b, v2.16b
+	tbl	v28.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v10.16b, v18.16b, v3.16b
+	tbl	v30.16b, {v11.16b}, v30.16b
+	eor3	v16.16b, v29.16b, v19.16b, v16.16b
+	eor	v1.16b, v21.16b, v4.16b
+	eor3	v2.16b, v7.16b, v11.16b, v26.16b
+	eor	v3.16b, v6.16b, v24.16b
+	eor3	v4.16b, v5.16b, v11.16b, v20.16b
+	eor3	v5.16b, v23.16b, v11.16b, v22.16b
+	eor	v6.16b, v27.16b, v25.16b
+	eor	v7.16b, v18.16b, v28.16b
+	eor	v16.16b, v16.16b, v30.16b
 	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_2
 	movi	v18.16b, #85
@@ -6329,18 +6329,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v5.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v6.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	ushr	v23.16b, v3.16b, #4
 	shl	v24.16b, v7.16b, #4
 	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v16.16b, #4
 	bit	v5.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v6.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
@@ -6396,18 +6396,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -6419,263 +6419,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_3
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1680]
+	ldr	q25, [x0, #0x1690]
+	ldr	q26, [x0, #0x16a0]
+	ldr	q27, [x0, #0x16b0]
+	ldr	q28, [x0, #0x16c0]
+	ldr	q29, [x0, #0x16d0]
+	ldr	q30, [x0, #0x16e0]
+	ldr	q31, [x0, #0x16f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -6695,18 +6695,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -6810,18 +6810,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -6833,263 +6833,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_4
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1680]
+	ldr	q25, [x0, #0x1690]
+	ldr	q26, [x0, #0x16a0]
+	ldr	q27, [x0, #0x16b0]
+	ldr	q28, [x0, #0x16c0]
+	ldr	q29, [x0, #0x16d0]
+	ldr	q30, [x0, #0x16e0]
+	ldr	q31, [x0, #0x16f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -7109,18 +7109,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -7167,34 +7167,34 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
-	ldr	q16, [x0]
+	ldr	q17, [x0]
 	ldr	q18, [x6, #544]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v4.16b, v4.16b, v16.16b
 	movi	v16.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
 	tbl	v2.16b, {v2.16b}, v18.16b
 	tbl	v3.16b, {v3.16b}, v18.16b
 	tbl	v4.16b, {v4.16b}, v18.16b
 	movi	v18.16b, #85
-	ushr	v19.16b, v6.16b, #1
-	ushr	v20.16b, v1.16b, #1
-	shl	v21.16b, v2.16b, #1
-	ushr	v22.16b, v3.16b, #1
-	shl	v23.16b, v4.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v20.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v4.16b, v22.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v7.16b, v19.16b, v18.16b
+	bit	v2.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
@@ -7217,18 +7217,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v3.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
@@ -7240,138 +7240,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v6.16b, v3.16b
 	eor	v19.16b, v17.16b, v2.16b
 	eor	v20.16b, v17.16b, v6.16b
-	eor3	v21.16b, v16.16b, v7.16b, v1.16b
-	eor	v22.16b, v17.16b, v3.16b
-	eor	v23.16b, v18.16b, v19.16b
-	eor	v24.16b, v2.16b, v21.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v6.16b, v6.16b, v21.16b
-	eor	v25.16b, v17.16b, v21.16b
-	eor3	v26.16b, v16.16b, v4.16b, v23.16b
-	eor3	v3.16b, v4.16b, v3.16b, v23.16b
-	eor	v4.16b, v22.16b, v24.16b
-	and	v27.16b, v1.16b, v6.16b
-	eor	v28.16b, v20.16b, v26.16b
-	eor3	v29.16b, v16.16b, v7.16b, v3.16b
-	eor	v30.16b, v1.16b, v3.16b
-	and	v31.16b, v23.16b, v3.16b
-	eor3	v7.16b, v16.16b, v7.16b, v28.16b
-	eor	v16.16b, v29.16b, v28.16b
-	and	v8.16b, v22.16b, v29.16b
-	and	v9.16b, v4.16b, v30.16b
-	eor	v10.16b, v1.16b, v28.16b
-	and	v11.16b, v19.16b, v7.16b
-	and	v12.16b, v18.16b, v16.16b
-	bcax	v8.16b, v8.16b, v20.16b, v26.16b
-	and	v13.16b, v25.16b, v10.16b
-	bcax	v12.16b, v12.16b, v20.16b, v26.16b
-	eor3	v27.16b, v31.16b, v27.16b, v8.16b
-	eor3	v8.16b, v11.16b, v13.16b, v8.16b
-	eor3	v2.16b, v11.16b, v2.16b, v12.16b
-	eor3	v31.16b, v31.16b, v9.16b, v12.16b
-	eor3	v27.16b, v22.16b, v29.16b, v27.16b
-	eor3	v17.16b, v17.16b, v7.16b, v8.16b
+	eor	v21.16b, v18.16b, v19.16b
+	eor3	v22.16b, v16.16b, v7.16b, v1.16b
+	eor3	v23.16b, v16.16b, v4.16b, v21.16b
+	eor3	v4.16b, v4.16b, v3.16b, v21.16b
+	eor	v24.16b, v20.16b, v23.16b
+	eor3	v25.16b, v16.16b, v7.16b, v4.16b
+	eor	v3.16b, v17.16b, v3.16b
+	eor	v26.16b, v2.16b, v22.16b
+	eor	v27.16b, v25.16b, v24.16b
+	eor	v28.16b, v3.16b, v26.16b
+	eor	v29.16b, v1.16b, v4.16b
+	eor3	v7.16b, v16.16b, v7.16b, v24.16b
+	and	v16.16b, v18.16b, v27.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v6.16b, v6.16b, v22.16b
+	and	v30.16b, v21.16b, v4.16b
+	and	v31.16b, v3.16b, v25.16b
+	and	v8.16b, v19.16b, v7.16b
+	bcax	v16.16b, v16.16b, v20.16b, v23.16b
+	and	v9.16b, v28.16b, v29.16b
+	eor	v10.16b, v17.16b, v22.16b
+	bcax	v31.16b, v31.16b, v20.16b, v23.16b
+	eor	v11.16b, v1.16b, v24.16b
+	eor3	v2.16b, v8.16b, v2.16b, v16.16b
+	and	v12.16b, v1.16b, v6.16b
+	eor3	v16.16b, v30.16b, v9.16b, v16.16b
+	and	v9.16b, v10.16b, v11.16b
+	eor3	v30.16b, v30.16b, v12.16b, v31.16b
 	eor3	v2.16b, v19.16b, v7.16b, v2.16b
-	eor	v26.16b, v26.16b, v31.16b
-	and	v31.16b, v26.16b, v2.16b
-	eor	v8.16b, v27.16b, v31.16b
+	eor	v16.16b, v23.16b, v16.16b
+	eor3	v23.16b, v8.16b, v9.16b, v31.16b
+	eor3	v30.16b, v3.16b, v25.16b, v30.16b
+	and	v31.16b, v16.16b, v2.16b
+	eor3	v17.16b, v17.16b, v7.16b, v23.16b
+	eor	v23.16b, v30.16b, v31.16b
 	eor	v31.16b, v17.16b, v31.16b
-	bsl	v8.16b, v2.16b, v17.16b
-	eor	v9.16b, v31.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v6.16b, v6.16b, v8.16b
-	and	v17.16b, v17.16b, v9.16b
-	eor	v9.16b, v31.16b, v17.16b
-	bsl	v31.16b, v26.16b, v27.16b
-	eor3	v2.16b, v2.16b, v8.16b, v17.16b
-	and	v17.16b, v31.16b, v9.16b
-	eor	v9.16b, v8.16b, v2.16b
-	eor	v8.16b, v31.16b, v8.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v30.16b, v30.16b, v2.16b
-	and	v25.16b, v25.16b, v31.16b
-	eor3	v17.16b, v26.16b, v27.16b, v17.16b
-	and	v3.16b, v3.16b, v9.16b
-	and	v20.16b, v20.16b, v8.16b
-	and	v26.16b, v10.16b, v31.16b
-	and	v27.16b, v28.16b, v8.16b
-	and	v23.16b, v23.16b, v9.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v28.16b, v31.16b, v17.16b
-	and	v21.16b, v21.16b, v17.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v23.16b, v2.16b, v17.16b
+	eor	v8.16b, v31.16b, v23.16b
+	and	v1.16b, v1.16b, v23.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v6.16b, v6.16b, v23.16b
+	eor	v8.16b, v31.16b, v17.16b
+	bsl	v31.16b, v16.16b, v30.16b
+	eor3	v2.16b, v2.16b, v23.16b, v17.16b
+	and	v17.16b, v31.16b, v8.16b
+	eor	v8.16b, v23.16b, v2.16b
+	eor3	v16.16b, v16.16b, v30.16b, v17.16b
+	eor	v17.16b, v31.16b, v23.16b
+	eor	v23.16b, v2.16b, v16.16b
+	eor	v30.16b, v31.16b, v16.16b
+	and	v22.16b, v22.16b, v16.16b
+	and	v4.16b, v4.16b, v8.16b
+	and	v7.16b, v7.16b, v30.16b
+	eor	v9.16b, v23.16b, v17.16b
+	and	v25.16b, v25.16b, v23.16b
+	and	v19.16b, v19.16b, v30.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v22.16b, v7.16b, v22.16b
+	and	v20.16b, v20.16b, v17.16b
+	and	v27.16b, v27.16b, v9.16b
+	and	v18.16b, v18.16b, v9.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v2.16b, v29.16b, v2.16b
+	and	v29.16b, v10.16b, v31.16b
+	and	v30.16b, v11.16b, v31.16b
 	and	v17.16b, v24.16b, v17.16b
-	eor	v24.16b, v2.16b, v8.16b
-	and	v7.16b, v7.16b, v28.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v19.16b, v19.16b, v28.16b
-	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x10], #32
-	and	v16.16b, v16.16b, v24.16b
-	eor	v21.16b, v7.16b, v21.16b
-	and	v18.16b, v18.16b, v24.16b
-	eor3	v24.16b, v29.16b, v19.16b, v1.16b
-	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x9], #32
-	eor	v16.16b, v16.16b, v21.16b
+	eor3	v24.16b, v25.16b, v19.16b, v1.16b
 	eor	v18.16b, v20.16b, v18.16b
-	eor3	v3.16b, v3.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x9], #32
-	eor3	v25.16b, v25.16b, v16.16b, v24.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v27.16b, v27.16b, v16.16b
-	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x9], #32
-	eor3	v3.16b, v23.16b, v4.16b, v3.16b
-	eor3	v20.16b, v20.16b, v27.16b, v25.16b
-	eor3	v6.16b, v6.16b, v4.16b, v25.16b
-	eor3	v16.16b, v16.16b, v24.16b, v17.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v4.16b, v23.16b, v4.16b, v27.16b
-	eor	v19.16b, v3.16b, v27.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v20.16b, {v16.16b}, v22.16b
-	tbl	v23.16b, {v17.16b}, v22.16b
-	tbl	v24.16b, {v6.16b}, v22.16b
-	tbl	v25.16b, {v3.16b}, v22.16b
-	tbl	v27.16b, {v2.16b}, v22.16b
-	tbl	v31.16b, {v1.16b}, v22.16b
-	tbl	v8.16b, {v19.16b}, v22.16b
-	tbl	v22.16b, {v4.16b}, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v20.16b
-	eor	v6.16b, v6.16b, v24.16b
-	eor	v1.16b, v1.16b, v31.16b
-	eor	v3.16b, v3.16b, v25.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v19.16b, v19.16b, v8.16b
-	eor	v9.16b, v4.16b, v22.16b
-	ldp	q4, q10, [x9], #32
-	tbl	v11.16b, {v17.16b}, v28.16b
-	tbl	v12.16b, {v16.16b}, v28.16b
-	eor3	v17.16b, v20.16b, v26.16b, v17.16b
-	tbl	v20.16b, {v6.16b}, v28.16b
-	eor3	v7.16b, v23.16b, v7.16b, v9.16b
-	eor3	v16.16b, v24.16b, v21.16b, v16.16b
-	tbl	v21.16b, {v1.16b}, v28.16b
-	eor3	v6.16b, v31.16b, v29.16b, v6.16b
-	tbl	v23.16b, {v3.16b}, v28.16b
-	eor3	v18.16b, v25.16b, v18.16b, v1.16b
-	tbl	v24.16b, {v2.16b}, v28.16b
-	eor3	v25.16b, v27.16b, v30.16b, v3.16b
-	tbl	v26.16b, {v19.16b}, v28.16b
-	eor3	v27.16b, v8.16b, v4.16b, v2.16b
-	tbl	v28.16b, {v9.16b}, v28.16b
-	eor3	v19.16b, v22.16b, v10.16b, v19.16b
-	eor	v1.16b, v7.16b, v11.16b
-	eor3	v2.16b, v17.16b, v9.16b, v12.16b
-	eor	v3.16b, v16.16b, v20.16b
-	eor3	v4.16b, v6.16b, v9.16b, v21.16b
-	eor3	v6.16b, v18.16b, v9.16b, v23.16b
-	eor	v7.16b, v25.16b, v24.16b
-	eor	v16.16b, v27.16b, v26.16b
-	eor	v17.16b, v19.16b, v28.16b
+	eor	v25.16b, v27.16b, v22.16b
+	and	v16.16b, v26.16b, v16.16b
+	ldp	q26, q27, [x9], #32
+	and	v21.16b, v21.16b, v8.16b
+	eor3	v1.16b, v7.16b, v30.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v22.16b
+	eor	v4.16b, v28.16b, v18.16b
+	ldp	q7, q22, [x9], #32
+	eor3	v28.16b, v29.16b, v25.16b, v24.16b
+	eor	v17.16b, v17.16b, v25.16b
+	ldp	q29, q30, [x10], #32
+	and	v3.16b, v3.16b, v23.16b
+	ldp	q23, q31, [x9], #32
+	eor3	v16.16b, v16.16b, v18.16b, v1.16b
+	eor3	v18.16b, v20.16b, v17.16b, v28.16b
+	eor3	v2.16b, v21.16b, v4.16b, v2.16b
+	eor3	v6.16b, v6.16b, v4.16b, v28.16b
+	eor3	v20.16b, v25.16b, v24.16b, v16.16b
+	eor	v3.16b, v3.16b, v18.16b
+	eor	v16.16b, v19.16b, v16.16b
+	eor3	v4.16b, v21.16b, v4.16b, v17.16b
+	eor	v17.16b, v2.16b, v17.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q18, q19, [x9], #32
+	tbl	v21.16b, {v16.16b}, v29.16b
+	tbl	v24.16b, {v20.16b}, v29.16b
+	tbl	v25.16b, {v6.16b}, v29.16b
+	tbl	v28.16b, {v1.16b}, v29.16b
+	tbl	v8.16b, {v2.16b}, v29.16b
+	tbl	v9.16b, {v3.16b}, v29.16b
+	tbl	v10.16b, {v17.16b}, v29.16b
+	tbl	v29.16b, {v4.16b}, v29.16b
+	eor	v16.16b, v16.16b, v21.16b
+	eor	v20.16b, v20.16b, v24.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v1.16b, v1.16b, v28.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v3.16b, v3.16b, v9.16b
+	eor	v17.16b, v17.16b, v10.16b
+	eor	v11.16b, v4.16b, v29.16b
+	tbl	v4.16b, {v16.16b}, v30.16b
+	eor3	v21.16b, v21.16b, v26.16b, v11.16b
+	tbl	v26.16b, {v20.16b}, v30.16b
+	eor3	v16.16b, v24.16b, v27.16b, v16.16b
+	tbl	v24.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v25.16b, v7.16b, v20.16b
+	tbl	v20.16b, {v1.16b}, v30.16b
+	eor3	v6.16b, v28.16b, v22.16b, v6.16b
+	tbl	v22.16b, {v2.16b}, v30.16b
+	eor3	v23.16b, v8.16b, v23.16b, v1.16b
+	tbl	v25.16b, {v3.16b}, v30.16b
+	eor3	v27.16b, v9.16b, v31.16b, v2.16b
+	tbl	v28.16b, {v17.16b}, v30.16b
+	eor3	v18.16b, v10.16b, v18.16b, v3.16b
+	tbl	v30.16b, {v11.16b}, v30.16b
+	eor3	v17.16b, v29.16b, v19.16b, v17.16b
+	eor	v1.16b, v21.16b, v4.16b
+	eor3	v2.16b, v16.16b, v11.16b, v26.16b
+	eor	v3.16b, v7.16b, v24.16b
+	eor3	v4.16b, v6.16b, v11.16b, v20.16b
+	eor3	v6.16b, v23.16b, v11.16b, v22.16b
+	eor	v7.16b, v27.16b, v25.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v17.16b, v17.16b, v30.16b
 	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_5
 	movi	v18.16b, #85
@@ -7410,18 +7410,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v3.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
@@ -7473,18 +7473,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -7496,263 +7496,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_6
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1680]
+	ldr	q25, [x0, #0x1690]
+	ldr	q26, [x0, #0x16a0]
+	ldr	q27, [x0, #0x16b0]
+	ldr	q28, [x0, #0x16c0]
+	ldr	q29, [x0, #0x16d0]
+	ldr	q30, [x0, #0x16e0]
+	ldr	q31, [x0, #0x16f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -7772,18 +7772,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -7878,18 +7878,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -7901,263 +7901,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_7
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1680]
+	ldr	q25, [x0, #0x1690]
+	ldr	q26, [x0, #0x16a0]
+	ldr	q27, [x0, #0x16b0]
+	ldr	q28, [x0, #0x16c0]
+	ldr	q29, [x0, #0x16d0]
+	ldr	q30, [x0, #0x16e0]
+	ldr	q31, [x0, #0x16f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -8177,18 +8177,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -8229,32 +8229,32 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
-	ldr	q6, [x0]
+	ldr	q7, [x0]
 	ldr	q18, [x6, #544]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
 	tbl	v2.16b, {v2.16b}, v18.16b
 	movi	v18.16b, #85
-	ushr	v19.16b, v4.16b, #1
-	shl	v20.16b, v5.16b, #1
-	ushr	v21.16b, v6.16b, #1
-	ushr	v22.16b, v1.16b, #1
-	shl	v23.16b, v2.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v4.16b, #1
+	shl	v22.16b, v5.16b, #1
+	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bit	v5.16b, v19.16b, v18.16b
-	bit	v2.16b, v22.16b, v18.16b
-	bif	v1.16b, v23.16b, v18.16b
-	bif	v4.16b, v20.16b, v18.16b
-	bit	v7.16b, v21.16b, v18.16b
+	bit	v2.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v4.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
@@ -8277,18 +8277,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
@@ -8300,138 +8300,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v2.16b
 	eor	v20.16b, v17.16b, v6.16b
-	eor3	v21.16b, v16.16b, v7.16b, v1.16b
-	eor	v22.16b, v17.16b, v4.16b
-	eor	v23.16b, v18.16b, v19.16b
-	eor	v24.16b, v2.16b, v21.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v6.16b, v6.16b, v21.16b
-	eor	v25.16b, v17.16b, v21.16b
-	eor3	v26.16b, v16.16b, v5.16b, v23.16b
-	eor3	v4.16b, v5.16b, v4.16b, v23.16b
-	eor	v5.16b, v22.16b, v24.16b
-	and	v27.16b, v1.16b, v6.16b
-	eor	v28.16b, v20.16b, v26.16b
-	eor3	v29.16b, v16.16b, v7.16b, v4.16b
-	eor	v30.16b, v1.16b, v4.16b
-	and	v31.16b, v23.16b, v4.16b
-	eor3	v7.16b, v16.16b, v7.16b, v28.16b
-	eor	v16.16b, v29.16b, v28.16b
-	and	v8.16b, v22.16b, v29.16b
-	and	v9.16b, v5.16b, v30.16b
-	eor	v10.16b, v1.16b, v28.16b
-	and	v11.16b, v19.16b, v7.16b
-	and	v12.16b, v18.16b, v16.16b
-	bcax	v8.16b, v8.16b, v20.16b, v26.16b
-	and	v13.16b, v25.16b, v10.16b
-	bcax	v12.16b, v12.16b, v20.16b, v26.16b
-	eor3	v27.16b, v31.16b, v27.16b, v8.16b
-	eor3	v8.16b, v11.16b, v13.16b, v8.16b
-	eor3	v2.16b, v11.16b, v2.16b, v12.16b
-	eor3	v31.16b, v31.16b, v9.16b, v12.16b
-	eor3	v27.16b, v22.16b, v29.16b, v27.16b
-	eor3	v17.16b, v17.16b, v7.16b, v8.16b
+	eor	v21.16b, v18.16b, v19.16b
+	eor3	v22.16b, v16.16b, v7.16b, v1.16b
+	eor3	v23.16b, v16.16b, v5.16b, v21.16b
+	eor3	v5.16b, v5.16b, v4.16b, v21.16b
+	eor	v24.16b, v20.16b, v23.16b
+	eor3	v25.16b, v16.16b, v7.16b, v5.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v26.16b, v2.16b, v22.16b
+	eor	v27.16b, v25.16b, v24.16b
+	eor	v28.16b, v4.16b, v26.16b
+	eor	v29.16b, v1.16b, v5.16b
+	eor3	v7.16b, v16.16b, v7.16b, v24.16b
+	and	v16.16b, v18.16b, v27.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v6.16b, v6.16b, v22.16b
+	and	v30.16b, v21.16b, v5.16b
+	and	v31.16b, v4.16b, v25.16b
+	and	v8.16b, v19.16b, v7.16b
+	bcax	v16.16b, v16.16b, v20.16b, v23.16b
+	and	v9.16b, v28.16b, v29.16b
+	eor	v10.16b, v17.16b, v22.16b
+	bcax	v31.16b, v31.16b, v20.16b, v23.16b
+	eor	v11.16b, v1.16b, v24.16b
+	eor3	v2.16b, v8.16b, v2.16b, v16.16b
+	and	v12.16b, v1.16b, v6.16b
+	eor3	v16.16b, v30.16b, v9.16b, v16.16b
+	and	v9.16b, v10.16b, v11.16b
+	eor3	v30.16b, v30.16b, v12.16b, v31.16b
 	eor3	v2.16b, v19.16b, v7.16b, v2.16b
-	eor	v26.16b, v26.16b, v31.16b
-	and	v31.16b, v26.16b, v2.16b
-	eor	v8.16b, v27.16b, v31.16b
+	eor	v16.16b, v23.16b, v16.16b
+	eor3	v23.16b, v8.16b, v9.16b, v31.16b
+	eor3	v30.16b, v4.16b, v25.16b, v30.16b
+	and	v31.16b, v16.16b, v2.16b
+	eor3	v17.16b, v17.16b, v7.16b, v23.16b
+	eor	v23.16b, v30.16b, v31.16b
 	eor	v31.16b, v17.16b, v31.16b
-	bsl	v8.16b, v2.16b, v17.16b
-	eor	v9.16b, v31.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v6.16b, v6.16b, v8.16b
-	and	v17.16b, v17.16b, v9.16b
-	eor	v9.16b, v31.16b, v17.16b
-	bsl	v31.16b, v26.16b, v27.16b
-	eor3	v2.16b, v2.16b, v8.16b, v17.16b
-	and	v17.16b, v31.16b, v9.16b
-	eor	v9.16b, v8.16b, v2.16b
-	eor	v8.16b, v31.16b, v8.16b
-	and	v5.16b, v5.16b, v2.16b
-	and	v30.16b, v30.16b, v2.16b
-	and	v25.16b, v25.16b, v31.16b
-	eor3	v17.16b, v26.16b, v27.16b, v17.16b
-	and	v4.16b, v4.16b, v9.16b
-	and	v20.16b, v20.16b, v8.16b
-	and	v26.16b, v10.16b, v31.16b
-	and	v27.16b, v28.16b, v8.16b
-	and	v23.16b, v23.16b, v9.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v28.16b, v31.16b, v17.16b
-	and	v21.16b, v21.16b, v17.16b
-	eor	v1.16b, v4.16b, v1.16b
+	bsl	v23.16b, v2.16b, v17.16b
+	eor	v8.16b, v31.16b, v23.16b
+	and	v1.16b, v1.16b, v23.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v6.16b, v6.16b, v23.16b
+	eor	v8.16b, v31.16b, v17.16b
+	bsl	v31.16b, v16.16b, v30.16b
+	eor3	v2.16b, v2.16b, v23.16b, v17.16b
+	and	v17.16b, v31.16b, v8.16b
+	eor	v8.16b, v23.16b, v2.16b
+	eor3	v16.16b, v16.16b, v30.16b, v17.16b
+	eor	v17.16b, v31.16b, v23.16b
+	eor	v23.16b, v2.16b, v16.16b
+	eor	v30.16b, v31.16b, v16.16b
+	and	v22.16b, v22.16b, v16.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v7.16b, v7.16b, v30.16b
+	eor	v9.16b, v23.16b, v17.16b
+	and	v25.16b, v25.16b, v23.16b
+	and	v19.16b, v19.16b, v30.16b
+	eor	v1.16b, v5.16b, v1.16b
+	eor	v22.16b, v7.16b, v22.16b
+	and	v20.16b, v20.16b, v17.16b
+	and	v27.16b, v27.16b, v9.16b
+	and	v18.16b, v18.16b, v9.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v2.16b, v29.16b, v2.16b
+	and	v29.16b, v10.16b, v31.16b
+	and	v30.16b, v11.16b, v31.16b
 	and	v17.16b, v24.16b, v17.16b
-	eor	v24.16b, v2.16b, v8.16b
-	and	v7.16b, v7.16b, v28.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v19.16b, v19.16b, v28.16b
-	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x10], #32
-	and	v16.16b, v16.16b, v24.16b
-	eor	v21.16b, v7.16b, v21.16b
-	and	v18.16b, v18.16b, v24.16b
-	eor3	v24.16b, v29.16b, v19.16b, v1.16b
-	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x9], #32
-	eor	v16.16b, v16.16b, v21.16b
+	eor3	v24.16b, v25.16b, v19.16b, v1.16b
 	eor	v18.16b, v20.16b, v18.16b
-	eor3	v4.16b, v4.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x9], #32
-	eor3	v25.16b, v25.16b, v16.16b, v24.16b
-	eor	v5.16b, v5.16b, v18.16b
-	eor	v27.16b, v27.16b, v16.16b
-	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x9], #32
-	eor3	v4.16b, v23.16b, v5.16b, v4.16b
-	eor3	v20.16b, v20.16b, v27.16b, v25.16b
-	eor3	v6.16b, v6.16b, v5.16b, v25.16b
-	eor3	v16.16b, v16.16b, v24.16b, v17.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v5.16b, v23.16b, v5.16b, v27.16b
-	eor	v19.16b, v4.16b, v27.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v1.16b, v1.16b, v4.16b
-	tbl	v20.16b, {v16.16b}, v22.16b
-	tbl	v23.16b, {v17.16b}, v22.16b
-	tbl	v24.16b, {v6.16b}, v22.16b
-	tbl	v25.16b, {v4.16b}, v22.16b
-	tbl	v27.16b, {v2.16b}, v22.16b
-	tbl	v31.16b, {v1.16b}, v22.16b
-	tbl	v8.16b, {v19.16b}, v22.16b
-	tbl	v22.16b, {v5.16b}, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v20.16b
-	eor	v6.16b, v6.16b, v24.16b
-	eor	v1.16b, v1.16b, v31.16b
-	eor	v4.16b, v4.16b, v25.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v19.16b, v19.16b, v8.16b
-	eor	v9.16b, v5.16b, v22.16b
-	ldp	q5, q10, [x9], #32
-	tbl	v11.16b, {v17.16b}, v28.16b
-	tbl	v12.16b, {v16.16b}, v28.16b
-	eor3	v17.16b, v20.16b, v26.16b, v17.16b
-	tbl	v20.16b, {v6.16b}, v28.16b
-	eor3	v7.16b, v23.16b, v7.16b, v9.16b
-	eor3	v16.16b, v24.16b, v21.16b, v16.16b
-	tbl	v21.16b, {v1.16b}, v28.16b
-	eor3	v6.16b, v31.16b, v29.16b, v6.16b
-	tbl	v23.16b, {v4.16b}, v28.16b
-	eor3	v18.16b, v25.16b, v18.16b, v1.16b
-	tbl	v24.16b, {v2.16b}, v28.16b
-	eor3	v25.16b, v27.16b, v30.16b, v4.16b
-	tbl	v26.16b, {v19.16b}, v28.16b
-	eor3	v27.16b, v8.16b, v5.16b, v2.16b
-	tbl	v28.16b, {v9.16b}, v28.16b
-	eor3	v19.16b, v22.16b, v10.16b, v19.16b
-	eor	v1.16b, v7.16b, v11.16b
-	eor3	v2.16b, v17.16b, v9.16b, v12.16b
-	eor	v4.16b, v16.16b, v20.16b
-	eor3	v5.16b, v6.16b, v9.16b, v21.16b
-	eor3	v6.16b, v18.16b, v9.16b, v23.16b
-	eor	v7.16b, v25.16b, v24.16b
-	eor	v16.16b, v27.16b, v26.16b
-	eor	v17.16b, v19.16b, v28.16b
+	eor	v25.16b, v27.16b, v22.16b
+	and	v16.16b, v26.16b, v16.16b
+	ldp	q26, q27, [x9], #32
+	and	v21.16b, v21.16b, v8.16b
+	eor3	v1.16b, v7.16b, v30.16b, v1.16b
+	eor3	v2.16b, v5.16b, v2.16b, v22.16b
+	eor	v5.16b, v28.16b, v18.16b
+	ldp	q7, q22, [x9], #32
+	eor3	v28.16b, v29.16b, v25.16b, v24.16b
+	eor	v17.16b, v17.16b, v25.16b
+	ldp	q29, q30, [x10], #32
+	and	v4.16b, v4.16b, v23.16b
+	ldp	q23, q31, [x9], #32
+	eor3	v16.16b, v16.16b, v18.16b, v1.16b
+	eor3	v18.16b, v20.16b, v17.16b, v28.16b
+	eor3	v2.16b, v21.16b, v5.16b, v2.16b
+	eor3	v6.16b, v6.16b, v5.16b, v28.16b
+	eor3	v20.16b, v25.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v16.16b, v19.16b, v16.16b
+	eor3	v5.16b, v21.16b, v5.16b, v17.16b
+	eor	v17.16b, v2.16b, v17.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q18, q19, [x9], #32
+	tbl	v21.16b, {v16.16b}, v29.16b
+	tbl	v24.16b, {v20.16b}, v29.16b
+	tbl	v25.16b, {v6.16b}, v29.16b
+	tbl	v28.16b, {v1.16b}, v29.16b
+	tbl	v8.16b, {v2.16b}, v29.16b
+	tbl	v9.16b, {v4.16b}, v29.16b
+	tbl	v10.16b, {v17.16b}, v29.16b
+	tbl	v29.16b, {v5.16b}, v29.16b
+	eor	v16.16b, v16.16b, v21.16b
+	eor	v20.16b, v20.16b, v24.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v1.16b, v1.16b, v28.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v4.16b, v4.16b, v9.16b
+	eor	v17.16b, v17.16b, v10.16b
+	eor	v11.16b, v5.16b, v29.16b
+	tbl	v5.16b, {v16.16b}, v30.16b
+	eor3	v21.16b, v21.16b, v26.16b, v11.16b
+	tbl	v26.16b, {v20.16b}, v30.16b
+	eor3	v16.16b, v24.16b, v27.16b, v16.16b
+	tbl	v24.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v25.16b, v7.16b, v20.16b
+	tbl	v20.16b, {v1.16b}, v30.16b
+	eor3	v6.16b, v28.16b, v22.16b, v6.16b
+	tbl	v22.16b, {v2.16b}, v30.16b
+	eor3	v23.16b, v8.16b, v23.16b, v1.16b
+	tbl	v25.16b, {v4.16b}, v30.16b
+	eor3	v27.16b, v9.16b, v31.16b, v2.16b
+	tbl	v28.16b, {v17.16b}, v30.16b
+	eor3	v18.16b, v10.16b, v18.16b, v4.16b
+	tbl	v30.16b, {v11.16b}, v30.16b
+	eor3	v17.16b, v29.16b, v19.16b, v17.16b
+	eor	v1.16b, v21.16b, v5.16b
+	eor3	v2.16b, v16.16b, v11.16b, v26.16b
+	eor	v4.16b, v7.16b, v24.16b
+	eor3	v5.16b, v6.16b, v11.16b, v20.16b
+	eor3	v6.16b, v23.16b, v11.16b, v22.16b
+	eor	v7.16b, v27.16b, v25.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v17.16b, v17.16b, v30.16b
 	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_8
 	movi	v18.16b, #85
@@ -8470,18 +8470,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
@@ -8531,18 +8531,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -8554,263 +8554,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_9
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1680]
+	ldr	q25, [x0, #0x1690]
+	ldr	q26, [x0, #0x16a0]
+	ldr	q27, [x0, #0x16b0]
+	ldr	q28, [x0, #0x16c0]
+	ldr	q29, [x0, #0x16d0]
+	ldr	q30, [x0, #0x16e0]
+	ldr	q31, [x0, #0x16f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -8830,18 +8830,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -8928,18 +8928,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -8951,263 +8951,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_10
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1680]
+	ldr	q25, [x0, #0x1690]
+	ldr	q26, [x0, #0x16a0]
+	ldr	q27, [x0, #0x16b0]
+	ldr	q28, [x0, #0x16c0]
+	ldr	q29, [x0, #0x16d0]
+	ldr	q30, [x0, #0x16e0]
+	ldr	q31, [x0, #0x16f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -9227,18 +9227,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -9297,31 +9297,31 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
-	ldr	q5, [x0]
+	ldr	q6, [x0]
 	ldr	q18, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
 	movi	v18.16b, #85
-	shl	v19.16b, v3.16b, #1
-	ushr	v20.16b, v4.16b, #1
-	shl	v21.16b, v5.16b, #1
-	ushr	v22.16b, v6.16b, #1
-	ushr	v23.16b, v1.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v3.16b, #1
+	ushr	v21.16b, v4.16b, #1
+	shl	v22.16b, v5.16b, #1
+	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bif	v1.16b, v19.16b, v18.16b
-	bit	v5.16b, v20.16b, v18.16b
-	bit	v3.16b, v23.16b, v18.16b
-	bif	v4.16b, v21.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v4.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
@@ -9344,18 +9344,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v3.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
@@ -9367,138 +9367,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v3.16b
 	eor	v20.16b, v17.16b, v6.16b
-	eor3	v21.16b, v16.16b, v7.16b, v1.16b
-	eor	v22.16b, v17.16b, v4.16b
-	eor	v23.16b, v18.16b, v19.16b
-	eor	v24.16b, v3.16b, v21.16b
-	bic	v3.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v21.16b
-	eor	v25.16b, v17.16b, v21.16b
-	eor3	v26.16b, v16.16b, v5.16b, v23.16b
-	eor3	v4.16b, v5.16b, v4.16b, v23.16b
-	eor	v5.16b, v22.16b, v24.16b
-	and	v27.16b, v1.16b, v6.16b
-	eor	v28.16b, v20.16b, v26.16b
-	eor3	v29.16b, v16.16b, v7.16b, v4.16b
-	eor	v30.16b, v1.16b, v4.16b
-	and	v31.16b, v23.16b, v4.16b
-	eor3	v7.16b, v16.16b, v7.16b, v28.16b
-	eor	v16.16b, v29.16b, v28.16b
-	and	v8.16b, v22.16b, v29.16b
-	and	v9.16b, v5.16b, v30.16b
-	eor	v10.16b, v1.16b, v28.16b
-	and	v11.16b, v19.16b, v7.16b
-	and	v12.16b, v18.16b, v16.16b
-	bcax	v8.16b, v8.16b, v20.16b, v26.16b
-	and	v13.16b, v25.16b, v10.16b
-	bcax	v12.16b, v12.16b, v20.16b, v26.16b
-	eor3	v27.16b, v31.16b, v27.16b, v8.16b
-	eor3	v8.16b, v11.16b, v13.16b, v8.16b
-	eor3	v3.16b, v11.16b, v3.16b, v12.16b
-	eor3	v31.16b, v31.16b, v9.16b, v12.16b
-	eor3	v27.16b, v22.16b, v29.16b, v27.16b
-	eor3	v17.16b, v17.16b, v7.16b, v8.16b
+	eor	v21.16b, v18.16b, v19.16b
+	eor3	v22.16b, v16.16b, v7.16b, v1.16b
+	eor3	v23.16b, v16.16b, v5.16b, v21.16b
+	eor3	v5.16b, v5.16b, v4.16b, v21.16b
+	eor	v24.16b, v20.16b, v23.16b
+	eor3	v25.16b, v16.16b, v7.16b, v5.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v26.16b, v3.16b, v22.16b
+	eor	v27.16b, v25.16b, v24.16b
+	eor	v28.16b, v4.16b, v26.16b
+	eor	v29.16b, v1.16b, v5.16b
+	eor3	v7.16b, v16.16b, v7.16b, v24.16b
+	and	v16.16b, v18.16b, v27.16b
+	bic	v3.16b, v22.16b, v3.16b
+	eor	v6.16b, v6.16b, v22.16b
+	and	v30.16b, v21.16b, v5.16b
+	and	v31.16b, v4.16b, v25.16b
+	and	v8.16b, v19.16b, v7.16b
+	bcax	v16.16b, v16.16b, v20.16b, v23.16b
+	and	v9.16b, v28.16b, v29.16b
+	eor	v10.16b, v17.16b, v22.16b
+	bcax	v31.16b, v31.16b, v20.16b, v23.16b
+	eor	v11.16b, v1.16b, v24.16b
+	eor3	v3.16b, v8.16b, v3.16b, v16.16b
+	and	v12.16b, v1.16b, v6.16b
+	eor3	v16.16b, v30.16b, v9.16b, v16.16b
+	and	v9.16b, v10.16b, v11.16b
+	eor3	v30.16b, v30.16b, v12.16b, v31.16b
 	eor3	v3.16b, v19.16b, v7.16b, v3.16b
-	eor	v26.16b, v26.16b, v31.16b
-	and	v31.16b, v26.16b, v3.16b
-	eor	v8.16b, v27.16b, v31.16b
+	eor	v16.16b, v23.16b, v16.16b
+	eor3	v23.16b, v8.16b, v9.16b, v31.16b
+	eor3	v30.16b, v4.16b, v25.16b, v30.16b
+	and	v31.16b, v16.16b, v3.16b
+	eor3	v17.16b, v17.16b, v7.16b, v23.16b
+	eor	v23.16b, v30.16b, v31.16b
 	eor	v31.16b, v17.16b, v31.16b
-	bsl	v8.16b, v3.16b, v17.16b
-	eor	v9.16b, v31.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v6.16b, v6.16b, v8.16b
-	and	v17.16b, v17.16b, v9.16b
-	eor	v9.16b, v31.16b, v17.16b
-	bsl	v31.16b, v26.16b, v27.16b
-	eor3	v3.16b, v3.16b, v8.16b, v17.16b
-	and	v17.16b, v31.16b, v9.16b
-	eor	v9.16b, v8.16b, v3.16b
-	eor	v8.16b, v31.16b, v8.16b
-	and	v5.16b, v5.16b, v3.16b
-	and	v30.16b, v30.16b, v3.16b
-	and	v25.16b, v25.16b, v31.16b
-	eor3	v17.16b, v26.16b, v27.16b, v17.16b
-	and	v4.16b, v4.16b, v9.16b
-	and	v20.16b, v20.16b, v8.16b
-	and	v26.16b, v10.16b, v31.16b
-	and	v27.16b, v28.16b, v8.16b
-	and	v23.16b, v23.16b, v9.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v28.16b, v31.16b, v17.16b
-	and	v21.16b, v21.16b, v17.16b
-	eor	v1.16b, v4.16b, v1.16b
+	bsl	v23.16b, v3.16b, v17.16b
+	eor	v8.16b, v31.16b, v23.16b
+	and	v1.16b, v1.16b, v23.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v6.16b, v6.16b, v23.16b
+	eor	v8.16b, v31.16b, v17.16b
+	bsl	v31.16b, v16.16b, v30.16b
+	eor3	v3.16b, v3.16b, v23.16b, v17.16b
+	and	v17.16b, v31.16b, v8.16b
+	eor	v8.16b, v23.16b, v3.16b
+	eor3	v16.16b, v16.16b, v30.16b, v17.16b
+	eor	v17.16b, v31.16b, v23.16b
+	eor	v23.16b, v3.16b, v16.16b
+	eor	v30.16b, v31.16b, v16.16b
+	and	v22.16b, v22.16b, v16.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v7.16b, v7.16b, v30.16b
+	eor	v9.16b, v23.16b, v17.16b
+	and	v25.16b, v25.16b, v23.16b
+	and	v19.16b, v19.16b, v30.16b
+	eor	v1.16b, v5.16b, v1.16b
+	eor	v22.16b, v7.16b, v22.16b
+	and	v20.16b, v20.16b, v17.16b
+	and	v27.16b, v27.16b, v9.16b
+	and	v18.16b, v18.16b, v9.16b
+	and	v28.16b, v28.16b, v3.16b
+	and	v3.16b, v29.16b, v3.16b
+	and	v29.16b, v10.16b, v31.16b
+	and	v30.16b, v11.16b, v31.16b
 	and	v17.16b, v24.16b, v17.16b
-	eor	v24.16b, v3.16b, v8.16b
-	and	v7.16b, v7.16b, v28.16b
-	and	v29.16b, v29.16b, v3.16b
-	and	v19.16b, v19.16b, v28.16b
-	and	v3.16b, v22.16b, v3.16b
-	ldp	q22, q28, [x10], #32
-	and	v16.16b, v16.16b, v24.16b
-	eor	v21.16b, v7.16b, v21.16b
-	and	v18.16b, v18.16b, v24.16b
-	eor3	v24.16b, v29.16b, v19.16b, v1.16b
-	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x9], #32
-	eor	v16.16b, v16.16b, v21.16b
+	eor3	v24.16b, v25.16b, v19.16b, v1.16b
 	eor	v18.16b, v20.16b, v18.16b
-	eor3	v4.16b, v4.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x9], #32
-	eor3	v25.16b, v25.16b, v16.16b, v24.16b
-	eor	v5.16b, v5.16b, v18.16b
-	eor	v27.16b, v27.16b, v16.16b
-	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x9], #32
-	eor3	v4.16b, v23.16b, v5.16b, v4.16b
-	eor3	v20.16b, v20.16b, v27.16b, v25.16b
-	eor3	v6.16b, v6.16b, v5.16b, v25.16b
-	eor3	v16.16b, v16.16b, v24.16b, v17.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v5.16b, v23.16b, v5.16b, v27.16b
-	eor	v19.16b, v4.16b, v27.16b
-	eor	v3.16b, v3.16b, v20.16b
-	eor	v1.16b, v1.16b, v4.16b
-	tbl	v20.16b, {v16.16b}, v22.16b
-	tbl	v23.16b, {v17.16b}, v22.16b
-	tbl	v24.16b, {v6.16b}, v22.16b
-	tbl	v25.16b, {v4.16b}, v22.16b
-	tbl	v27.16b, {v3.16b}, v22.16b
-	tbl	v31.16b, {v1.16b}, v22.16b
-	tbl	v8.16b, {v19.16b}, v22.16b
-	tbl	v22.16b, {v5.16b}, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v20.16b
-	eor	v6.16b, v6.16b, v24.16b
-	eor	v1.16b, v1.16b, v31.16b
-	eor	v4.16b, v4.16b, v25.16b
-	eor	v3.16b, v3.16b, v27.16b
-	eor	v19.16b, v19.16b, v8.16b
-	eor	v9.16b, v5.16b, v22.16b
-	ldp	q5, q10, [x9], #32
-	tbl	v11.16b, {v17.16b}, v28.16b
-	tbl	v12.16b, {v16.16b}, v28.16b
-	eor3	v17.16b, v20.16b, v26.16b, v17.16b
-	tbl	v20.16b, {v6.16b}, v28.16b
-	eor3	v7.16b, v23.16b, v7.16b, v9.16b
-	eor3	v16.16b, v24.16b, v21.16b, v16.16b
-	tbl	v21.16b, {v1.16b}, v28.16b
-	eor3	v6.16b, v31.16b, v29.16b, v6.16b
-	tbl	v23.16b, {v4.16b}, v28.16b
-	eor3	v18.16b, v25.16b, v18.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v28.16b
-	eor3	v25.16b, v27.16b, v30.16b, v4.16b
-	tbl	v26.16b, {v19.16b}, v28.16b
-	eor3	v27.16b, v8.16b, v5.16b, v3.16b
-	tbl	v28.16b, {v9.16b}, v28.16b
-	eor3	v19.16b, v22.16b, v10.16b, v19.16b
-	eor	v1.16b, v7.16b, v11.16b
-	eor3	v3.16b, v17.16b, v9.16b, v12.16b
-	eor	v4.16b, v16.16b, v20.16b
-	eor3	v5.16b, v6.16b, v9.16b, v21.16b
-	eor3	v6.16b, v18.16b, v9.16b, v23.16b
-	eor	v7.16b, v25.16b, v24.16b
-	eor	v16.16b, v27.16b, v26.16b
-	eor	v17.16b, v19.16b, v28.16b
+	eor	v25.16b, v27.16b, v22.16b
+	and	v16.16b, v26.16b, v16.16b
+	ldp	q26, q27, [x9], #32
+	and	v21.16b, v21.16b, v8.16b
+	eor3	v1.16b, v7.16b, v30.16b, v1.16b
+	eor3	v3.16b, v5.16b, v3.16b, v22.16b
+	eor	v5.16b, v28.16b, v18.16b
+	ldp	q7, q22, [x9], #32
+	eor3	v28.16b, v29.16b, v25.16b, v24.16b
+	eor	v17.16b, v17.16b, v25.16b
+	ldp	q29, q30, [x10], #32
+	and	v4.16b, v4.16b, v23.16b
+	ldp	q23, q31, [x9], #32
+	eor3	v16.16b, v16.16b, v18.16b, v1.16b
+	eor3	v18.16b, v20.16b, v17.16b, v28.16b
+	eor3	v3.16b, v21.16b, v5.16b, v3.16b
+	eor3	v6.16b, v6.16b, v5.16b, v28.16b
+	eor3	v20.16b, v25.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v16.16b, v19.16b, v16.16b
+	eor3	v5.16b, v21.16b, v5.16b, v17.16b
+	eor	v17.16b, v3.16b, v17.16b
+	eor	v1.16b, v1.16b, v3.16b
+	ldp	q18, q19, [x9], #32
+	tbl	v21.16b, {v16.16b}, v29.16b
+	tbl	v24.16b, {v20.16b}, v29.16b
+	tbl	v25.16b, {v6.16b}, v29.16b
+	tbl	v28.16b, {v1.16b}, v29.16b
+	tbl	v8.16b, {v3.16b}, v29.16b
+	tbl	v9.16b, {v4.16b}, v29.16b
+	tbl	v10.16b, {v17.16b}, v29.16b
+	tbl	v29.16b, {v5.16b}, v29.16b
+	eor	v16.16b, v16.16b, v21.16b
+	eor	v20.16b, v20.16b, v24.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v1.16b, v1.16b, v28.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v4.16b, v4.16b, v9.16b
+	eor	v17.16b, v17.16b, v10.16b
+	eor	v11.16b, v5.16b, v29.16b
+	tbl	v5.16b, {v16.16b}, v30.16b
+	eor3	v21.16b, v21.16b, v26.16b, v11.16b
+	tbl	v26.16b, {v20.16b}, v30.16b
+	eor3	v16.16b, v24.16b, v27.16b, v16.16b
+	tbl	v24.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v25.16b, v7.16b, v20.16b
+	tbl	v20.16b, {v1.16b}, v30.16b
+	eor3	v6.16b, v28.16b, v22.16b, v6.16b
+	tbl	v22.16b, {v3.16b}, v30.16b
+	eor3	v23.16b, v8.16b, v23.16b, v1.16b
+	tbl	v25.16b, {v4.16b}, v30.16b
+	eor3	v27.16b, v9.16b, v31.16b, v3.16b
+	tbl	v28.16b, {v17.16b}, v30.16b
+	eor3	v18.16b, v10.16b, v18.16b, v4.16b
+	tbl	v30.16b, {v11.16b}, v30.16b
+	eor3	v17.16b, v29.16b, v19.16b, v17.16b
+	eor	v1.16b, v21.16b, v5.16b
+	eor3	v3.16b, v16.16b, v11.16b, v26.16b
+	eor	v4.16b, v7.16b, v24.16b
+	eor3	v5.16b, v6.16b, v11.16b, v20.16b
+	eor3	v6.16b, v23.16b, v11.16b, v22.16b
+	eor	v7.16b, v27.16b, v25.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v17.16b, v17.16b, v30.16b
 	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_11
 	movi	v18.16b, #85
@@ -9537,18 +9537,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v3.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
@@ -9597,18 +9597,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -9620,263 +9620,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_12
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1680]
+	ldr	q25, [x0, #0x1690]
+	ldr	q26, [x0, #0x16a0]
+	ldr	q27, [x0, #0x16b0]
+	ldr	q28, [x0, #0x16c0]
+	ldr	q29, [x0, #0x16d0]
+	ldr	q30, [x0, #0x16e0]
+	ldr	q31, [x0, #0x16f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -9896,18 +9896,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -10047,18 +10047,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -10070,138 +10070,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_13
 	movi	v17.16b, #85
@@ -10240,18 +10240,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -10291,18 +10291,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -10314,263 +10314,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_14
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1680]
+	ldr	q25, [x0, #0x1690]
+	ldr	q26, [x0, #0x16a0]
+	ldr	q27, [x0, #0x16b0]
+	ldr	q28, [x0, #0x16c0]
+	ldr	q29, [x0, #0x16d0]
+	ldr	q30, [x0, #0x16e0]
+	ldr	q31, [x0, #0x16f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -10590,18 +10590,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -10638,34 +10638,34 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
+	ldr	q16, [x0]
 	ldr	q17, [x6, #544]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
 	movi	v7.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v4.16b, v4.16b, v16.16b
 	movi	v16.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
 	tbl	v4.16b, {v4.16b}, v17.16b
 	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -10688,18 +10688,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -10711,138 +10711,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_15
 	movi	v17.16b, #85
@@ -10881,18 +10881,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -10936,18 +10936,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -10959,263 +10959,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_16
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1680]
+	ldr	q25, [x0, #0x1690]
+	ldr	q26, [x0, #0x16a0]
+	ldr	q27, [x0, #0x16b0]
+	ldr	q28, [x0, #0x16c0]
+	ldr	q29, [x0, #0x16d0]
+	ldr	q30, [x0, #0x16e0]
+	ldr	q31, [x0, #0x16f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -11235,18 +11235,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -11273,32 +11273,32 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
+	ldr	q6, [x0]
 	ldr	q17, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
+	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -11321,18 +11321,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -11344,138 +11344,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_17
 	movi	v17.16b, #85
@@ -11514,18 +11514,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -11571,18 +11571,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -11594,335 +11594,260 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_18
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top128
-.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single128:
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d1, x7
-	mov	v1.d[1], x8
-	ldr	q4, [x0]
-	ldr	q17, [x6, #544]
-	movi	v2.2d, #0x0000000000000000
-	movi	v3.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1680]
+	ldr	q25, [x0, #0x1690]
+	ldr	q26, [x0, #0x16a0]
+	ldr	q27, [x0, #0x16b0]
+	ldr	q28, [x0, #0x16c0]
+	ldr	q29, [x0, #0x16d0]
+	ldr	q30, [x0, #0x16e0]
+	ldr	q31, [x0, #0x16f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
 	movi	v17.16b, #85
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	ushr	v22.16b, v1.16b, #1
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bif	v1.16b, v18.16b, v17.16b
-	bit	v4.16b, v19.16b, v17.16b
-	bit	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v20.16b, v17.16b
-	bit	v6.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -11945,18 +11870,93 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top128
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single128:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	ldr	q5, [x0]
+	ldr	q17, [x6, #544]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -11968,138 +11968,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_19
 	movi	v17.16b, #85
@@ -12138,18 +12138,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -12196,18 +12196,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -12219,263 +12219,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_20
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1680]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1690]
-	ldr	q25, [x0, #0x16a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x16b0]
-	ldr	q27, [x0, #0x16c0]
-	ldr	q28, [x0, #0x16d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x16e0]
-	ldr	q29, [x0, #0x16f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1680]
+	ldr	q25, [x0, #0x1690]
+	ldr	q26, [x0, #0x16a0]
+	ldr	q27, [x0, #0x16b0]
+	ldr	q28, [x0, #0x16c0]
+	ldr	q29, [x0, #0x16d0]
+	ldr	q30, [x0, #0x16e0]
+	ldr	q31, [x0, #0x16f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -12495,18 +12495,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -12549,31 +12549,31 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
-	ldr	q4, [x0]
+	ldr	q5, [x0]
 	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v4.16b
 	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v17.16b
 	movi	v17.16b, #85
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	ushr	v22.16b, v1.16b, #1
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bif	v1.16b, v18.16b, v17.16b
-	bit	v4.16b, v19.16b, v17.16b
-	bit	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v20.16b, v17.16b
-	bit	v6.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -12596,18 +12596,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -12619,138 +12619,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_21
 	movi	v17.16b, #85
@@ -12789,18 +12789,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -12897,18 +12897,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -12920,263 +12920,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_22
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1780]
+	ldr	q25, [x0, #0x1790]
+	ldr	q26, [x0, #0x17a0]
+	ldr	q27, [x0, #0x17b0]
+	ldr	q28, [x0, #0x17c0]
+	ldr	q29, [x0, #0x17d0]
+	ldr	q30, [x0, #0x17e0]
+	ldr	q31, [x0, #0x17f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -13194,24 +13194,24 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
 	ldr	q17, [x6, #608]
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	ushr	v23.16b, v3.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bit	v5.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -13329,18 +13329,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v5.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v6.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	ushr	v23.16b, v3.16b, #4
 	shl	v24.16b, v7.16b, #4
 	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v16.16b, #4
 	bit	v5.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v6.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
@@ -13352,138 +13352,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v19.16b, v16.16b, v2.16b
 	eor	v20.16b, v16.16b, v5.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor	v22.16b, v16.16b, v3.16b
-	eor	v23.16b, v18.16b, v19.16b
-	eor	v24.16b, v2.16b, v21.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	eor	v25.16b, v16.16b, v21.16b
-	eor3	v26.16b, v7.16b, v4.16b, v23.16b
-	eor3	v3.16b, v4.16b, v3.16b, v23.16b
-	eor	v4.16b, v22.16b, v24.16b
-	and	v27.16b, v1.16b, v5.16b
-	eor	v28.16b, v20.16b, v26.16b
-	eor3	v29.16b, v7.16b, v6.16b, v3.16b
-	eor	v30.16b, v1.16b, v3.16b
-	and	v31.16b, v23.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v28.16b
-	eor	v7.16b, v29.16b, v28.16b
-	and	v8.16b, v22.16b, v29.16b
-	and	v9.16b, v4.16b, v30.16b
-	eor	v10.16b, v1.16b, v28.16b
-	and	v11.16b, v19.16b, v6.16b
-	and	v12.16b, v18.16b, v7.16b
-	bcax	v8.16b, v8.16b, v20.16b, v26.16b
-	and	v13.16b, v25.16b, v10.16b
-	bcax	v12.16b, v12.16b, v20.16b, v26.16b
-	eor3	v27.16b, v31.16b, v27.16b, v8.16b
-	eor3	v8.16b, v11.16b, v13.16b, v8.16b
-	eor3	v2.16b, v11.16b, v2.16b, v12.16b
-	eor3	v31.16b, v31.16b, v9.16b, v12.16b
-	eor3	v27.16b, v22.16b, v29.16b, v27.16b
-	eor3	v16.16b, v16.16b, v6.16b, v8.16b
+	eor	v21.16b, v18.16b, v19.16b
+	eor3	v22.16b, v7.16b, v6.16b, v1.16b
+	eor3	v23.16b, v7.16b, v4.16b, v21.16b
+	eor3	v4.16b, v4.16b, v3.16b, v21.16b
+	eor	v24.16b, v20.16b, v23.16b
+	eor3	v25.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v26.16b, v2.16b, v22.16b
+	eor	v27.16b, v25.16b, v24.16b
+	eor	v28.16b, v3.16b, v26.16b
+	eor	v29.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v24.16b
+	and	v7.16b, v18.16b, v27.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v5.16b, v5.16b, v22.16b
+	and	v30.16b, v21.16b, v4.16b
+	and	v31.16b, v3.16b, v25.16b
+	and	v8.16b, v19.16b, v6.16b
+	bcax	v7.16b, v7.16b, v20.16b, v23.16b
+	and	v9.16b, v28.16b, v29.16b
+	eor	v10.16b, v16.16b, v22.16b
+	bcax	v31.16b, v31.16b, v20.16b, v23.16b
+	eor	v11.16b, v1.16b, v24.16b
+	eor3	v2.16b, v8.16b, v2.16b, v7.16b
+	and	v12.16b, v1.16b, v5.16b
+	eor3	v7.16b, v30.16b, v9.16b, v7.16b
+	and	v9.16b, v10.16b, v11.16b
+	eor3	v30.16b, v30.16b, v12.16b, v31.16b
 	eor3	v2.16b, v19.16b, v6.16b, v2.16b
-	eor	v26.16b, v26.16b, v31.16b
-	and	v31.16b, v26.16b, v2.16b
-	eor	v8.16b, v27.16b, v31.16b
+	eor	v7.16b, v23.16b, v7.16b
+	eor3	v23.16b, v8.16b, v9.16b, v31.16b
+	eor3	v30.16b, v3.16b, v25.16b, v30.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v23.16b
+	eor	v23.16b, v30.16b, v31.16b
 	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v9.16b, v31.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v9.16b
-	eor	v9.16b, v31.16b, v16.16b
-	bsl	v31.16b, v26.16b, v27.16b
-	eor3	v2.16b, v2.16b, v8.16b, v16.16b
-	and	v16.16b, v31.16b, v9.16b
-	eor	v9.16b, v8.16b, v2.16b
-	eor	v8.16b, v31.16b, v8.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v30.16b, v30.16b, v2.16b
-	and	v25.16b, v25.16b, v31.16b
-	eor3	v16.16b, v26.16b, v27.16b, v16.16b
-	and	v3.16b, v3.16b, v9.16b
-	and	v20.16b, v20.16b, v8.16b
-	and	v26.16b, v10.16b, v31.16b
-	and	v27.16b, v28.16b, v8.16b
-	and	v23.16b, v23.16b, v9.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v28.16b, v31.16b, v16.16b
-	and	v21.16b, v21.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v23.16b, v2.16b, v16.16b
+	eor	v8.16b, v31.16b, v23.16b
+	and	v1.16b, v1.16b, v23.16b
+	and	v16.16b, v16.16b, v8.16b
+	and	v5.16b, v5.16b, v23.16b
+	eor	v8.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v30.16b
+	eor3	v2.16b, v2.16b, v23.16b, v16.16b
+	and	v16.16b, v31.16b, v8.16b
+	eor	v8.16b, v23.16b, v2.16b
+	eor3	v7.16b, v7.16b, v30.16b, v16.16b
+	eor	v16.16b, v31.16b, v23.16b
+	eor	v23.16b, v2.16b, v7.16b
+	eor	v30.16b, v31.16b, v7.16b
+	and	v22.16b, v22.16b, v7.16b
+	and	v4.16b, v4.16b, v8.16b
+	and	v6.16b, v6.16b, v30.16b
+	eor	v9.16b, v23.16b, v16.16b
+	and	v25.16b, v25.16b, v23.16b
+	and	v19.16b, v19.16b, v30.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v20.16b, v20.16b, v16.16b
+	and	v27.16b, v27.16b, v9.16b
+	and	v18.16b, v18.16b, v9.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v2.16b, v29.16b, v2.16b
+	and	v29.16b, v10.16b, v31.16b
+	and	v30.16b, v11.16b, v31.16b
 	and	v16.16b, v24.16b, v16.16b
-	eor	v24.16b, v2.16b, v8.16b
-	and	v6.16b, v6.16b, v28.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v19.16b, v19.16b, v28.16b
-	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x10], #32
-	and	v7.16b, v7.16b, v24.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v18.16b, v18.16b, v24.16b
-	eor3	v24.16b, v29.16b, v19.16b, v1.16b
-	eor3	v1.16b, v6.16b, v26.16b, v1.16b
-	ldp	q6, q26, [x9], #32
-	eor	v7.16b, v7.16b, v21.16b
+	eor3	v24.16b, v25.16b, v19.16b, v1.16b
 	eor	v18.16b, v20.16b, v18.16b
-	eor3	v3.16b, v3.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x9], #32
-	eor3	v25.16b, v25.16b, v7.16b, v24.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v27.16b, v27.16b, v7.16b
-	eor3	v16.16b, v16.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x9], #32
-	eor3	v3.16b, v23.16b, v4.16b, v3.16b
-	eor3	v20.16b, v20.16b, v27.16b, v25.16b
-	eor3	v5.16b, v5.16b, v4.16b, v25.16b
-	eor3	v7.16b, v7.16b, v24.16b, v16.16b
-	eor	v16.16b, v19.16b, v16.16b
-	eor3	v4.16b, v23.16b, v4.16b, v27.16b
-	eor	v19.16b, v3.16b, v27.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v20.16b, {v7.16b}, v22.16b
-	tbl	v23.16b, {v16.16b}, v22.16b
-	tbl	v24.16b, {v5.16b}, v22.16b
-	tbl	v25.16b, {v3.16b}, v22.16b
-	tbl	v27.16b, {v2.16b}, v22.16b
-	tbl	v31.16b, {v1.16b}, v22.16b
-	tbl	v8.16b, {v19.16b}, v22.16b
-	tbl	v22.16b, {v4.16b}, v22.16b
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v31.16b
-	eor	v3.16b, v3.16b, v25.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v19.16b, v19.16b, v8.16b
-	eor	v9.16b, v4.16b, v22.16b
-	ldp	q4, q10, [x9], #32
-	tbl	v11.16b, {v16.16b}, v28.16b
-	tbl	v12.16b, {v7.16b}, v28.16b
-	eor3	v16.16b, v20.16b, v26.16b, v16.16b
-	tbl	v20.16b, {v5.16b}, v28.16b
-	eor3	v6.16b, v23.16b, v6.16b, v9.16b
-	eor3	v7.16b, v24.16b, v21.16b, v7.16b
-	tbl	v21.16b, {v1.16b}, v28.16b
-	eor3	v5.16b, v31.16b, v29.16b, v5.16b
-	tbl	v23.16b, {v3.16b}, v28.16b
-	eor3	v18.16b, v25.16b, v18.16b, v1.16b
-	tbl	v24.16b, {v2.16b}, v28.16b
-	eor3	v25.16b, v27.16b, v30.16b, v3.16b
-	tbl	v26.16b, {v19.16b}, v28.16b
-	eor3	v27.16b, v8.16b, v4.16b, v2.16b
-	tbl	v28.16b, {v9.16b}, v28.16b
-	eor3	v19.16b, v22.16b, v10.16b, v19.16b
-	eor	v1.16b, v6.16b, v11.16b
-	eor3	v2.16b, v16.16b, v9.16b, v12.16b
-	eor	v3.16b, v7.16b, v20.16b
-	eor3	v4.16b, v5.16b, v9.16b, v21.16b
-	eor3	v5.16b, v18.16b, v9.16b, v23.16b
-	eor	v6.16b, v25.16b, v24.16b
-	eor	v7.16b, v27.16b, v26.16b
-	eor	v16.16b, v19.16b, v28.16b
+	eor	v25.16b, v27.16b, v22.16b
+	and	v7.16b, v26.16b, v7.16b
+	ldp	q26, q27, [x9], #32
+	and	v21.16b, v21.16b, v8.16b
+	eor3	v1.16b, v6.16b, v30.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v22.16b
+	eor	v4.16b, v28.16b, v18.16b
+	ldp	q6, q22, [x9], #32
+	eor3	v28.16b, v29.16b, v25.16b, v24.16b
+	eor	v16.16b, v16.16b, v25.16b
+	ldp	q29, q30, [x10], #32
+	and	v3.16b, v3.16b, v23.16b
+	ldp	q23, q31, [x9], #32
+	eor3	v7.16b, v7.16b, v18.16b, v1.16b
+	eor3	v18.16b, v20.16b, v16.16b, v28.16b
+	eor3	v2.16b, v21.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v28.16b
+	eor3	v20.16b, v25.16b, v24.16b, v7.16b
+	eor	v3.16b, v3.16b, v18.16b
+	eor	v7.16b, v19.16b, v7.16b
+	eor3	v4.16b, v21.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q18, q19, [x9], #32
+	tbl	v21.16b, {v7.16b}, v29.16b
+	tbl	v24.16b, {v20.16b}, v29.16b
+	tbl	v25.16b, {v5.16b}, v29.16b
+	tbl	v28.16b, {v1.16b}, v29.16b
+	tbl	v8.16b, {v2.16b}, v29.16b
+	tbl	v9.16b, {v3.16b}, v29.16b
+	tbl	v10.16b, {v16.16b}, v29.16b
+	tbl	v29.16b, {v4.16b}, v29.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor	v20.16b, v20.16b, v24.16b
+	eor	v5.16b, v5.16b, v25.16b
+	eor	v1.16b, v1.16b, v28.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v3.16b, v3.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
+	eor	v11.16b, v4.16b, v29.16b
+	tbl	v4.16b, {v7.16b}, v30.16b
+	eor3	v21.16b, v21.16b, v26.16b, v11.16b
+	tbl	v26.16b, {v20.16b}, v30.16b
+	eor3	v7.16b, v24.16b, v27.16b, v7.16b
+	tbl	v24.16b, {v5.16b}, v30.16b
+	eor3	v6.16b, v25.16b, v6.16b, v20.16b
+	tbl	v20.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v28.16b, v22.16b, v5.16b
+	tbl	v22.16b, {v2.16b}, v30.16b
+	eor3	v23.16b, v8.16b, v23.16b, v1.16b
+	tbl	v25.16b, {v3.16b}, v30.16b
+	eor3	v27.16b, v9.16b, v31.16b, v2.16b
+	tbl	v28.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v10.16b, v18.16b, v3.16b
+	tbl	v30.16b, {v11.16b}, v30.16b
+	eor3	v16.16b, v29.16b, v19.16b, v16.16b
+	eor	v1.16b, v21.16b, v4.16b
+	eor3	v2.16b, v7.16b, v11.16b, v26.16b
+	eor	v3.16b, v6.16b, v24.16b
+	eor3	v4.16b, v5.16b, v11.16b, v20.16b
+	eor3	v5.16b, v23.16b, v11.16b, v22.16b
+	eor	v6.16b, v27.16b, v25.16b
+	eor	v7.16b, v18.16b, v28.16b
+	eor	v16.16b, v16.16b, v30.16b
 	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_23
 	movi	v18.16b, #85
@@ -13522,18 +13522,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v5.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v6.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	ushr	v23.16b, v3.16b, #4
 	shl	v24.16b, v7.16b, #4
 	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v16.16b, #4
 	bit	v5.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v6.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
@@ -13589,18 +13589,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -13612,263 +13612,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_24
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1780]
+	ldr	q25, [x0, #0x1790]
+	ldr	q26, [x0, #0x17a0]
+	ldr	q27, [x0, #0x17b0]
+	ldr	q28, [x0, #0x17c0]
+	ldr	q29, [x0, #0x17d0]
+	ldr	q30, [x0, #0x17e0]
+	ldr	q31, [x0, #0x17f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -13886,24 +13886,24 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
 	ldr	q17, [x6, #608]
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	ushr	v23.16b, v3.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bit	v5.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -14012,18 +14012,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -14035,263 +14035,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_25
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1780]
+	ldr	q25, [x0, #0x1790]
+	ldr	q26, [x0, #0x17a0]
+	ldr	q27, [x0, #0x17b0]
+	ldr	q28, [x0, #0x17c0]
+	ldr	q29, [x0, #0x17d0]
+	ldr	q30, [x0, #0x17e0]
+	ldr	q31, [x0, #0x17f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -14309,28 +14309,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
+	ldr	q17, [x6, #608]
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
 	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
+	ushr	v21.16b, v2.16b, #4
 	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #608]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
+	ushr	v23.16b, v3.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	bit	v5.16b, v19.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -14374,34 +14374,34 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
-	ldr	q16, [x0]
+	ldr	q17, [x0]
 	ldr	q18, [x6, #544]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v4.16b, v4.16b, v16.16b
 	movi	v16.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
 	tbl	v2.16b, {v2.16b}, v18.16b
 	tbl	v3.16b, {v3.16b}, v18.16b
 	tbl	v4.16b, {v4.16b}, v18.16b
 	movi	v18.16b, #85
-	ushr	v19.16b, v6.16b, #1
-	ushr	v20.16b, v1.16b, #1
-	shl	v21.16b, v2.16b, #1
-	ushr	v22.16b, v3.16b, #1
-	shl	v23.16b, v4.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v20.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v4.16b, v22.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v7.16b, v19.16b, v18.16b
+	bit	v2.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
@@ -14424,18 +14424,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v3.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
@@ -14447,138 +14447,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v6.16b, v3.16b
 	eor	v19.16b, v17.16b, v2.16b
 	eor	v20.16b, v17.16b, v6.16b
-	eor3	v21.16b, v16.16b, v7.16b, v1.16b
-	eor	v22.16b, v17.16b, v3.16b
-	eor	v23.16b, v18.16b, v19.16b
-	eor	v24.16b, v2.16b, v21.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v6.16b, v6.16b, v21.16b
-	eor	v25.16b, v17.16b, v21.16b
-	eor3	v26.16b, v16.16b, v4.16b, v23.16b
-	eor3	v3.16b, v4.16b, v3.16b, v23.16b
-	eor	v4.16b, v22.16b, v24.16b
-	and	v27.16b, v1.16b, v6.16b
-	eor	v28.16b, v20.16b, v26.16b
-	eor3	v29.16b, v16.16b, v7.16b, v3.16b
-	eor	v30.16b, v1.16b, v3.16b
-	and	v31.16b, v23.16b, v3.16b
-	eor3	v7.16b, v16.16b, v7.16b, v28.16b
-	eor	v16.16b, v29.16b, v28.16b
-	and	v8.16b, v22.16b, v29.16b
-	and	v9.16b, v4.16b, v30.16b
-	eor	v10.16b, v1.16b, v28.16b
-	and	v11.16b, v19.16b, v7.16b
-	and	v12.16b, v18.16b, v16.16b
-	bcax	v8.16b, v8.16b, v20.16b, v26.16b
-	and	v13.16b, v25.16b, v10.16b
-	bcax	v12.16b, v12.16b, v20.16b, v26.16b
-	eor3	v27.16b, v31.16b, v27.16b, v8.16b
-	eor3	v8.16b, v11.16b, v13.16b, v8.16b
-	eor3	v2.16b, v11.16b, v2.16b, v12.16b
-	eor3	v31.16b, v31.16b, v9.16b, v12.16b
-	eor3	v27.16b, v22.16b, v29.16b, v27.16b
-	eor3	v17.16b, v17.16b, v7.16b, v8.16b
+	eor	v21.16b, v18.16b, v19.16b
+	eor3	v22.16b, v16.16b, v7.16b, v1.16b
+	eor3	v23.16b, v16.16b, v4.16b, v21.16b
+	eor3	v4.16b, v4.16b, v3.16b, v21.16b
+	eor	v24.16b, v20.16b, v23.16b
+	eor3	v25.16b, v16.16b, v7.16b, v4.16b
+	eor	v3.16b, v17.16b, v3.16b
+	eor	v26.16b, v2.16b, v22.16b
+	eor	v27.16b, v25.16b, v24.16b
+	eor	v28.16b, v3.16b, v26.16b
+	eor	v29.16b, v1.16b, v4.16b
+	eor3	v7.16b, v16.16b, v7.16b, v24.16b
+	and	v16.16b, v18.16b, v27.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v6.16b, v6.16b, v22.16b
+	and	v30.16b, v21.16b, v4.16b
+	and	v31.16b, v3.16b, v25.16b
+	and	v8.16b, v19.16b, v7.16b
+	bcax	v16.16b, v16.16b, v20.16b, v23.16b
+	and	v9.16b, v28.16b, v29.16b
+	eor	v10.16b, v17.16b, v22.16b
+	bcax	v31.16b, v31.16b, v20.16b, v23.16b
+	eor	v11.16b, v1.16b, v24.16b
+	eor3	v2.16b, v8.16b, v2.16b, v16.16b
+	and	v12.16b, v1.16b, v6.16b
+	eor3	v16.16b, v30.16b, v9.16b, v16.16b
+	and	v9.16b, v10.16b, v11.16b
+	eor3	v30.16b, v30.16b, v12.16b, v31.16b
 	eor3	v2.16b, v19.16b, v7.16b, v2.16b
-	eor	v26.16b, v26.16b, v31.16b
-	and	v31.16b, v26.16b, v2.16b
-	eor	v8.16b, v27.16b, v31.16b
+	eor	v16.16b, v23.16b, v16.16b
+	eor3	v23.16b, v8.16b, v9.16b, v31.16b
+	eor3	v30.16b, v3.16b, v25.16b, v30.16b
+	and	v31.16b, v16.16b, v2.16b
+	eor3	v17.16b, v17.16b, v7.16b, v23.16b
+	eor	v23.16b, v30.16b, v31.16b
 	eor	v31.16b, v17.16b, v31.16b
-	bsl	v8.16b, v2.16b, v17.16b
-	eor	v9.16b, v31.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v6.16b, v6.16b, v8.16b
-	and	v17.16b, v17.16b, v9.16b
-	eor	v9.16b, v31.16b, v17.16b
-	bsl	v31.16b, v26.16b, v27.16b
-	eor3	v2.16b, v2.16b, v8.16b, v17.16b
-	and	v17.16b, v31.16b, v9.16b
-	eor	v9.16b, v8.16b, v2.16b
-	eor	v8.16b, v31.16b, v8.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v30.16b, v30.16b, v2.16b
-	and	v25.16b, v25.16b, v31.16b
-	eor3	v17.16b, v26.16b, v27.16b, v17.16b
-	and	v3.16b, v3.16b, v9.16b
-	and	v20.16b, v20.16b, v8.16b
-	and	v26.16b, v10.16b, v31.16b
-	and	v27.16b, v28.16b, v8.16b
-	and	v23.16b, v23.16b, v9.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v28.16b, v31.16b, v17.16b
-	and	v21.16b, v21.16b, v17.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v23.16b, v2.16b, v17.16b
+	eor	v8.16b, v31.16b, v23.16b
+	and	v1.16b, v1.16b, v23.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v6.16b, v6.16b, v23.16b
+	eor	v8.16b, v31.16b, v17.16b
+	bsl	v31.16b, v16.16b, v30.16b
+	eor3	v2.16b, v2.16b, v23.16b, v17.16b
+	and	v17.16b, v31.16b, v8.16b
+	eor	v8.16b, v23.16b, v2.16b
+	eor3	v16.16b, v16.16b, v30.16b, v17.16b
+	eor	v17.16b, v31.16b, v23.16b
+	eor	v23.16b, v2.16b, v16.16b
+	eor	v30.16b, v31.16b, v16.16b
+	and	v22.16b, v22.16b, v16.16b
+	and	v4.16b, v4.16b, v8.16b
+	and	v7.16b, v7.16b, v30.16b
+	eor	v9.16b, v23.16b, v17.16b
+	and	v25.16b, v25.16b, v23.16b
+	and	v19.16b, v19.16b, v30.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v22.16b, v7.16b, v22.16b
+	and	v20.16b, v20.16b, v17.16b
+	and	v27.16b, v27.16b, v9.16b
+	and	v18.16b, v18.16b, v9.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v2.16b, v29.16b, v2.16b
+	and	v29.16b, v10.16b, v31.16b
+	and	v30.16b, v11.16b, v31.16b
 	and	v17.16b, v24.16b, v17.16b
-	eor	v24.16b, v2.16b, v8.16b
-	and	v7.16b, v7.16b, v28.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v19.16b, v19.16b, v28.16b
-	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x10], #32
-	and	v16.16b, v16.16b, v24.16b
-	eor	v21.16b, v7.16b, v21.16b
-	and	v18.16b, v18.16b, v24.16b
-	eor3	v24.16b, v29.16b, v19.16b, v1.16b
-	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x9], #32
-	eor	v16.16b, v16.16b, v21.16b
+	eor3	v24.16b, v25.16b, v19.16b, v1.16b
 	eor	v18.16b, v20.16b, v18.16b
-	eor3	v3.16b, v3.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x9], #32
-	eor3	v25.16b, v25.16b, v16.16b, v24.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v27.16b, v27.16b, v16.16b
-	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x9], #32
-	eor3	v3.16b, v23.16b, v4.16b, v3.16b
-	eor3	v20.16b, v20.16b, v27.16b, v25.16b
-	eor3	v6.16b, v6.16b, v4.16b, v25.16b
-	eor3	v16.16b, v16.16b, v24.16b, v17.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v4.16b, v23.16b, v4.16b, v27.16b
-	eor	v19.16b, v3.16b, v27.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v20.16b, {v16.16b}, v22.16b
-	tbl	v23.16b, {v17.16b}, v22.16b
-	tbl	v24.16b, {v6.16b}, v22.16b
-	tbl	v25.16b, {v3.16b}, v22.16b
-	tbl	v27.16b, {v2.16b}, v22.16b
-	tbl	v31.16b, {v1.16b}, v22.16b
-	tbl	v8.16b, {v19.16b}, v22.16b
-	tbl	v22.16b, {v4.16b}, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v20.16b
-	eor	v6.16b, v6.16b, v24.16b
-	eor	v1.16b, v1.16b, v31.16b
-	eor	v3.16b, v3.16b, v25.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v19.16b, v19.16b, v8.16b
-	eor	v9.16b, v4.16b, v22.16b
-	ldp	q4, q10, [x9], #32
-	tbl	v11.16b, {v17.16b}, v28.16b
-	tbl	v12.16b, {v16.16b}, v28.16b
-	eor3	v17.16b, v20.16b, v26.16b, v17.16b
-	tbl	v20.16b, {v6.16b}, v28.16b
-	eor3	v7.16b, v23.16b, v7.16b, v9.16b
-	eor3	v16.16b, v24.16b, v21.16b, v16.16b
-	tbl	v21.16b, {v1.16b}, v28.16b
-	eor3	v6.16b, v31.16b, v29.16b, v6.16b
-	tbl	v23.16b, {v3.16b}, v28.16b
-	eor3	v18.16b, v25.16b, v18.16b, v1.16b
-	tbl	v24.16b, {v2.16b}, v28.16b
-	eor3	v25.16b, v27.16b, v30.16b, v3.16b
-	tbl	v26.16b, {v19.16b}, v28.16b
-	eor3	v27.16b, v8.16b, v4.16b, v2.16b
-	tbl	v28.16b, {v9.16b}, v28.16b
-	eor3	v19.16b, v22.16b, v10.16b, v19.16b
-	eor	v1.16b, v7.16b, v11.16b
-	eor3	v2.16b, v17.16b, v9.16b, v12.16b
-	eor	v3.16b, v16.16b, v20.16b
-	eor3	v4.16b, v6.16b, v9.16b, v21.16b
-	eor3	v6.16b, v18.16b, v9.16b, v23.16b
-	eor	v7.16b, v25.16b, v24.16b
-	eor	v16.16b, v27.16b, v26.16b
-	eor	v17.16b, v19.16b, v28.16b
+	eor	v25.16b, v27.16b, v22.16b
+	and	v16.16b, v26.16b, v16.16b
+	ldp	q26, q27, [x9], #32
+	and	v21.16b, v21.16b, v8.16b
+	eor3	v1.16b, v7.16b, v30.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v22.16b
+	eor	v4.16b, v28.16b, v18.16b
+	ldp	q7, q22, [x9], #32
+	eor3	v28.16b, v29.16b, v25.16b, v24.16b
+	eor	v17.16b, v17.16b, v25.16b
+	ldp	q29, q30, [x10], #32
+	and	v3.16b, v3.16b, v23.16b
+	ldp	q23, q31, [x9], #32
+	eor3	v16.16b, v16.16b, v18.16b, v1.16b
+	eor3	v18.16b, v20.16b, v17.16b, v28.16b
+	eor3	v2.16b, v21.16b, v4.16b, v2.16b
+	eor3	v6.16b, v6.16b, v4.16b, v28.16b
+	eor3	v20.16b, v25.16b, v24.16b, v16.16b
+	eor	v3.16b, v3.16b, v18.16b
+	eor	v16.16b, v19.16b, v16.16b
+	eor3	v4.16b, v21.16b, v4.16b, v17.16b
+	eor	v17.16b, v2.16b, v17.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q18, q19, [x9], #32
+	tbl	v21.16b, {v16.16b}, v29.16b
+	tbl	v24.16b, {v20.16b}, v29.16b
+	tbl	v25.16b, {v6.16b}, v29.16b
+	tbl	v28.16b, {v1.16b}, v29.16b
+	tbl	v8.16b, {v2.16b}, v29.16b
+	tbl	v9.16b, {v3.16b}, v29.16b
+	tbl	v10.16b, {v17.16b}, v29.16b
+	tbl	v29.16b, {v4.16b}, v29.16b
+	eor	v16.16b, v16.16b, v21.16b
+	eor	v20.16b, v20.16b, v24.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v1.16b, v1.16b, v28.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v3.16b, v3.16b, v9.16b
+	eor	v17.16b, v17.16b, v10.16b
+	eor	v11.16b, v4.16b, v29.16b
+	tbl	v4.16b, {v16.16b}, v30.16b
+	eor3	v21.16b, v21.16b, v26.16b, v11.16b
+	tbl	v26.16b, {v20.16b}, v30.16b
+	eor3	v16.16b, v24.16b, v27.16b, v16.16b
+	tbl	v24.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v25.16b, v7.16b, v20.16b
+	tbl	v20.16b, {v1.16b}, v30.16b
+	eor3	v6.16b, v28.16b, v22.16b, v6.16b
+	tbl	v22.16b, {v2.16b}, v30.16b
+	eor3	v23.16b, v8.16b, v23.16b, v1.16b
+	tbl	v25.16b, {v3.16b}, v30.16b
+	eor3	v27.16b, v9.16b, v31.16b, v2.16b
+	tbl	v28.16b, {v17.16b}, v30.16b
+	eor3	v18.16b, v10.16b, v18.16b, v3.16b
+	tbl	v30.16b, {v11.16b}, v30.16b
+	eor3	v17.16b, v29.16b, v19.16b, v17.16b
+	eor	v1.16b, v21.16b, v4.16b
+	eor3	v2.16b, v16.16b, v11.16b, v26.16b
+	eor	v3.16b, v7.16b, v24.16b
+	eor3	v4.16b, v6.16b, v11.16b, v20.16b
+	eor3	v6.16b, v23.16b, v11.16b, v22.16b
+	eor	v7.16b, v27.16b, v25.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v17.16b, v17.16b, v30.16b
 	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_26
 	movi	v18.16b, #85
@@ -14617,18 +14617,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v3.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
@@ -14680,18 +14680,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -14703,263 +14703,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_27
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1780]
+	ldr	q25, [x0, #0x1790]
+	ldr	q26, [x0, #0x17a0]
+	ldr	q27, [x0, #0x17b0]
+	ldr	q28, [x0, #0x17c0]
+	ldr	q29, [x0, #0x17d0]
+	ldr	q30, [x0, #0x17e0]
+	ldr	q31, [x0, #0x17f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -14977,28 +14977,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
+	ldr	q17, [x6, #608]
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
 	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
+	ushr	v21.16b, v2.16b, #4
 	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #608]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
+	ushr	v23.16b, v3.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	bit	v5.16b, v19.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
 	ldr	x8, [x0, #328]
 	sub	x8, x7, x8
 	and	x8, x8, #255
@@ -15090,18 +15090,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -15113,263 +15113,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_28
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1780]
+	ldr	q25, [x0, #0x1790]
+	ldr	q26, [x0, #0x17a0]
+	ldr	q27, [x0, #0x17b0]
+	ldr	q28, [x0, #0x17c0]
+	ldr	q29, [x0, #0x17d0]
+	ldr	q30, [x0, #0x17e0]
+	ldr	q31, [x0, #0x17f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -15381,32 +15381,32 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	shl	v25.16b, v16.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
 	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
+	ldr	q19, [x6, #608]
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #608]
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	ushr	v20.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
+	shl	v24.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v16.16b, v23.16b, v17.16b
+	bif	v4.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v19.16b
+	tbl	v2.16b, {v2.16b}, v19.16b
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -15444,32 +15444,32 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
-	ldr	q6, [x0]
+	ldr	q7, [x0]
 	ldr	q18, [x6, #544]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
 	tbl	v2.16b, {v2.16b}, v18.16b
 	movi	v18.16b, #85
-	ushr	v19.16b, v4.16b, #1
-	shl	v20.16b, v5.16b, #1
-	ushr	v21.16b, v6.16b, #1
-	ushr	v22.16b, v1.16b, #1
-	shl	v23.16b, v2.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v4.16b, #1
+	shl	v22.16b, v5.16b, #1
+	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bit	v5.16b, v19.16b, v18.16b
-	bit	v2.16b, v22.16b, v18.16b
-	bif	v1.16b, v23.16b, v18.16b
-	bif	v4.16b, v20.16b, v18.16b
-	bit	v7.16b, v21.16b, v18.16b
+	bit	v2.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v4.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
@@ -15492,18 +15492,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
@@ -15515,138 +15515,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v2.16b
 	eor	v20.16b, v17.16b, v6.16b
-	eor3	v21.16b, v16.16b, v7.16b, v1.16b
-	eor	v22.16b, v17.16b, v4.16b
-	eor	v23.16b, v18.16b, v19.16b
-	eor	v24.16b, v2.16b, v21.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v6.16b, v6.16b, v21.16b
-	eor	v25.16b, v17.16b, v21.16b
-	eor3	v26.16b, v16.16b, v5.16b, v23.16b
-	eor3	v4.16b, v5.16b, v4.16b, v23.16b
-	eor	v5.16b, v22.16b, v24.16b
-	and	v27.16b, v1.16b, v6.16b
-	eor	v28.16b, v20.16b, v26.16b
-	eor3	v29.16b, v16.16b, v7.16b, v4.16b
-	eor	v30.16b, v1.16b, v4.16b
-	and	v31.16b, v23.16b, v4.16b
-	eor3	v7.16b, v16.16b, v7.16b, v28.16b
-	eor	v16.16b, v29.16b, v28.16b
-	and	v8.16b, v22.16b, v29.16b
-	and	v9.16b, v5.16b, v30.16b
-	eor	v10.16b, v1.16b, v28.16b
-	and	v11.16b, v19.16b, v7.16b
-	and	v12.16b, v18.16b, v16.16b
-	bcax	v8.16b, v8.16b, v20.16b, v26.16b
-	and	v13.16b, v25.16b, v10.16b
-	bcax	v12.16b, v12.16b, v20.16b, v26.16b
-	eor3	v27.16b, v31.16b, v27.16b, v8.16b
-	eor3	v8.16b, v11.16b, v13.16b, v8.16b
-	eor3	v2.16b, v11.16b, v2.16b, v12.16b
-	eor3	v31.16b, v31.16b, v9.16b, v12.16b
-	eor3	v27.16b, v22.16b, v29.16b, v27.16b
-	eor3	v17.16b, v17.16b, v7.16b, v8.16b
+	eor	v21.16b, v18.16b, v19.16b
+	eor3	v22.16b, v16.16b, v7.16b, v1.16b
+	eor3	v23.16b, v16.16b, v5.16b, v21.16b
+	eor3	v5.16b, v5.16b, v4.16b, v21.16b
+	eor	v24.16b, v20.16b, v23.16b
+	eor3	v25.16b, v16.16b, v7.16b, v5.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v26.16b, v2.16b, v22.16b
+	eor	v27.16b, v25.16b, v24.16b
+	eor	v28.16b, v4.16b, v26.16b
+	eor	v29.16b, v1.16b, v5.16b
+	eor3	v7.16b, v16.16b, v7.16b, v24.16b
+	and	v16.16b, v18.16b, v27.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v6.16b, v6.16b, v22.16b
+	and	v30.16b, v21.16b, v5.16b
+	and	v31.16b, v4.16b, v25.16b
+	and	v8.16b, v19.16b, v7.16b
+	bcax	v16.16b, v16.16b, v20.16b, v23.16b
+	and	v9.16b, v28.16b, v29.16b
+	eor	v10.16b, v17.16b, v22.16b
+	bcax	v31.16b, v31.16b, v20.16b, v23.16b
+	eor	v11.16b, v1.16b, v24.16b
+	eor3	v2.16b, v8.16b, v2.16b, v16.16b
+	and	v12.16b, v1.16b, v6.16b
+	eor3	v16.16b, v30.16b, v9.16b, v16.16b
+	and	v9.16b, v10.16b, v11.16b
+	eor3	v30.16b, v30.16b, v12.16b, v31.16b
 	eor3	v2.16b, v19.16b, v7.16b, v2.16b
-	eor	v26.16b, v26.16b, v31.16b
-	and	v31.16b, v26.16b, v2.16b
-	eor	v8.16b, v27.16b, v31.16b
+	eor	v16.16b, v23.16b, v16.16b
+	eor3	v23.16b, v8.16b, v9.16b, v31.16b
+	eor3	v30.16b, v4.16b, v25.16b, v30.16b
+	and	v31.16b, v16.16b, v2.16b
+	eor3	v17.16b, v17.16b, v7.16b, v23.16b
+	eor	v23.16b, v30.16b, v31.16b
 	eor	v31.16b, v17.16b, v31.16b
-	bsl	v8.16b, v2.16b, v17.16b
-	eor	v9.16b, v31.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v6.16b, v6.16b, v8.16b
-	and	v17.16b, v17.16b, v9.16b
-	eor	v9.16b, v31.16b, v17.16b
-	bsl	v31.16b, v26.16b, v27.16b
-	eor3	v2.16b, v2.16b, v8.16b, v17.16b
-	and	v17.16b, v31.16b, v9.16b
-	eor	v9.16b, v8.16b, v2.16b
-	eor	v8.16b, v31.16b, v8.16b
-	and	v5.16b, v5.16b, v2.16b
-	and	v30.16b, v30.16b, v2.16b
-	and	v25.16b, v25.16b, v31.16b
-	eor3	v17.16b, v26.16b, v27.16b, v17.16b
-	and	v4.16b, v4.16b, v9.16b
-	and	v20.16b, v20.16b, v8.16b
-	and	v26.16b, v10.16b, v31.16b
-	and	v27.16b, v28.16b, v8.16b
-	and	v23.16b, v23.16b, v9.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v28.16b, v31.16b, v17.16b
-	and	v21.16b, v21.16b, v17.16b
-	eor	v1.16b, v4.16b, v1.16b
+	bsl	v23.16b, v2.16b, v17.16b
+	eor	v8.16b, v31.16b, v23.16b
+	and	v1.16b, v1.16b, v23.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v6.16b, v6.16b, v23.16b
+	eor	v8.16b, v31.16b, v17.16b
+	bsl	v31.16b, v16.16b, v30.16b
+	eor3	v2.16b, v2.16b, v23.16b, v17.16b
+	and	v17.16b, v31.16b, v8.16b
+	eor	v8.16b, v23.16b, v2.16b
+	eor3	v16.16b, v16.16b, v30.16b, v17.16b
+	eor	v17.16b, v31.16b, v23.16b
+	eor	v23.16b, v2.16b, v16.16b
+	eor	v30.16b, v31.16b, v16.16b
+	and	v22.16b, v22.16b, v16.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v7.16b, v7.16b, v30.16b
+	eor	v9.16b, v23.16b, v17.16b
+	and	v25.16b, v25.16b, v23.16b
+	and	v19.16b, v19.16b, v30.16b
+	eor	v1.16b, v5.16b, v1.16b
+	eor	v22.16b, v7.16b, v22.16b
+	and	v20.16b, v20.16b, v17.16b
+	and	v27.16b, v27.16b, v9.16b
+	and	v18.16b, v18.16b, v9.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v2.16b, v29.16b, v2.16b
+	and	v29.16b, v10.16b, v31.16b
+	and	v30.16b, v11.16b, v31.16b
 	and	v17.16b, v24.16b, v17.16b
-	eor	v24.16b, v2.16b, v8.16b
-	and	v7.16b, v7.16b, v28.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v19.16b, v19.16b, v28.16b
-	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x10], #32
-	and	v16.16b, v16.16b, v24.16b
-	eor	v21.16b, v7.16b, v21.16b
-	and	v18.16b, v18.16b, v24.16b
-	eor3	v24.16b, v29.16b, v19.16b, v1.16b
-	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x9], #32
-	eor	v16.16b, v16.16b, v21.16b
+	eor3	v24.16b, v25.16b, v19.16b, v1.16b
 	eor	v18.16b, v20.16b, v18.16b
-	eor3	v4.16b, v4.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x9], #32
-	eor3	v25.16b, v25.16b, v16.16b, v24.16b
-	eor	v5.16b, v5.16b, v18.16b
-	eor	v27.16b, v27.16b, v16.16b
-	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x9], #32
-	eor3	v4.16b, v23.16b, v5.16b, v4.16b
-	eor3	v20.16b, v20.16b, v27.16b, v25.16b
-	eor3	v6.16b, v6.16b, v5.16b, v25.16b
-	eor3	v16.16b, v16.16b, v24.16b, v17.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v5.16b, v23.16b, v5.16b, v27.16b
-	eor	v19.16b, v4.16b, v27.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v1.16b, v1.16b, v4.16b
-	tbl	v20.16b, {v16.16b}, v22.16b
-	tbl	v23.16b, {v17.16b}, v22.16b
-	tbl	v24.16b, {v6.16b}, v22.16b
-	tbl	v25.16b, {v4.16b}, v22.16b
-	tbl	v27.16b, {v2.16b}, v22.16b
-	tbl	v31.16b, {v1.16b}, v22.16b
-	tbl	v8.16b, {v19.16b}, v22.16b
-	tbl	v22.16b, {v5.16b}, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v20.16b
-	eor	v6.16b, v6.16b, v24.16b
-	eor	v1.16b, v1.16b, v31.16b
-	eor	v4.16b, v4.16b, v25.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v19.16b, v19.16b, v8.16b
-	eor	v9.16b, v5.16b, v22.16b
-	ldp	q5, q10, [x9], #32
-	tbl	v11.16b, {v17.16b}, v28.16b
-	tbl	v12.16b, {v16.16b}, v28.16b
-	eor3	v17.16b, v20.16b, v26.16b, v17.16b
-	tbl	v20.16b, {v6.16b}, v28.16b
-	eor3	v7.16b, v23.16b, v7.16b, v9.16b
-	eor3	v16.16b, v24.16b, v21.16b, v16.16b
-	tbl	v21.16b, {v1.16b}, v28.16b
-	eor3	v6.16b, v31.16b, v29.16b, v6.16b
-	tbl	v23.16b, {v4.16b}, v28.16b
-	eor3	v18.16b, v25.16b, v18.16b, v1.16b
-	tbl	v24.16b, {v2.16b}, v28.16b
-	eor3	v25.16b, v27.16b, v30.16b, v4.16b
-	tbl	v26.16b, {v19.16b}, v28.16b
-	eor3	v27.16b, v8.16b, v5.16b, v2.16b
-	tbl	v28.16b, {v9.16b}, v28.16b
-	eor3	v19.16b, v22.16b, v10.16b, v19.16b
-	eor	v1.16b, v7.16b, v11.16b
-	eor3	v2.16b, v17.16b, v9.16b, v12.16b
-	eor	v4.16b, v16.16b, v20.16b
-	eor3	v5.16b, v6.16b, v9.16b, v21.16b
-	eor3	v6.16b, v18.16b, v9.16b, v23.16b
-	eor	v7.16b, v25.16b, v24.16b
-	eor	v16.16b, v27.16b, v26.16b
-	eor	v17.16b, v19.16b, v28.16b
+	eor	v25.16b, v27.16b, v22.16b
+	and	v16.16b, v26.16b, v16.16b
+	ldp	q26, q27, [x9], #32
+	and	v21.16b, v21.16b, v8.16b
+	eor3	v1.16b, v7.16b, v30.16b, v1.16b
+	eor3	v2.16b, v5.16b, v2.16b, v22.16b
+	eor	v5.16b, v28.16b, v18.16b
+	ldp	q7, q22, [x9], #32
+	eor3	v28.16b, v29.16b, v25.16b, v24.16b
+	eor	v17.16b, v17.16b, v25.16b
+	ldp	q29, q30, [x10], #32
+	and	v4.16b, v4.16b, v23.16b
+	ldp	q23, q31, [x9], #32
+	eor3	v16.16b, v16.16b, v18.16b, v1.16b
+	eor3	v18.16b, v20.16b, v17.16b, v28.16b
+	eor3	v2.16b, v21.16b, v5.16b, v2.16b
+	eor3	v6.16b, v6.16b, v5.16b, v28.16b
+	eor3	v20.16b, v25.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v16.16b, v19.16b, v16.16b
+	eor3	v5.16b, v21.16b, v5.16b, v17.16b
+	eor	v17.16b, v2.16b, v17.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q18, q19, [x9], #32
+	tbl	v21.16b, {v16.16b}, v29.16b
+	tbl	v24.16b, {v20.16b}, v29.16b
+	tbl	v25.16b, {v6.16b}, v29.16b
+	tbl	v28.16b, {v1.16b}, v29.16b
+	tbl	v8.16b, {v2.16b}, v29.16b
+	tbl	v9.16b, {v4.16b}, v29.16b
+	tbl	v10.16b, {v17.16b}, v29.16b
+	tbl	v29.16b, {v5.16b}, v29.16b
+	eor	v16.16b, v16.16b, v21.16b
+	eor	v20.16b, v20.16b, v24.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v1.16b, v1.16b, v28.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v4.16b, v4.16b, v9.16b
+	eor	v17.16b, v17.16b, v10.16b
+	eor	v11.16b, v5.16b, v29.16b
+	tbl	v5.16b, {v16.16b}, v30.16b
+	eor3	v21.16b, v21.16b, v26.16b, v11.16b
+	tbl	v26.16b, {v20.16b}, v30.16b
+	eor3	v16.16b, v24.16b, v27.16b, v16.16b
+	tbl	v24.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v25.16b, v7.16b, v20.16b
+	tbl	v20.16b, {v1.16b}, v30.16b
+	eor3	v6.16b, v28.16b, v22.16b, v6.16b
+	tbl	v22.16b, {v2.16b}, v30.16b
+	eor3	v23.16b, v8.16b, v23.16b, v1.16b
+	tbl	v25.16b, {v4.16b}, v30.16b
+	eor3	v27.16b, v9.16b, v31.16b, v2.16b
+	tbl	v28.16b, {v17.16b}, v30.16b
+	eor3	v18.16b, v10.16b, v18.16b, v4.16b
+	tbl	v30.16b, {v11.16b}, v30.16b
+	eor3	v17.16b, v29.16b, v19.16b, v17.16b
+	eor	v1.16b, v21.16b, v5.16b
+	eor3	v2.16b, v16.16b, v11.16b, v26.16b
+	eor	v4.16b, v7.16b, v24.16b
+	eor3	v5.16b, v6.16b, v11.16b, v20.16b
+	eor3	v6.16b, v23.16b, v11.16b, v22.16b
+	eor	v7.16b, v27.16b, v25.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v17.16b, v17.16b, v30.16b
 	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_29
 	movi	v18.16b, #85
@@ -15685,18 +15685,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
@@ -15746,18 +15746,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -15769,263 +15769,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_30
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1780]
+	ldr	q25, [x0, #0x1790]
+	ldr	q26, [x0, #0x17a0]
+	ldr	q27, [x0, #0x17b0]
+	ldr	q28, [x0, #0x17c0]
+	ldr	q29, [x0, #0x17d0]
+	ldr	q30, [x0, #0x17e0]
+	ldr	q31, [x0, #0x17f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -16037,32 +16037,32 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	shl	v25.16b, v16.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
 	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
+	ldr	q19, [x6, #608]
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #608]
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	ushr	v20.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
+	shl	v24.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v16.16b, v23.16b, v17.16b
+	bif	v4.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v19.16b
+	tbl	v2.16b, {v2.16b}, v19.16b
 	ldr	x8, [x0, #328]
 	sub	x8, x7, x8
 	and	x8, x8, #255
@@ -16146,18 +16146,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -16169,299 +16169,299 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_31
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bif	v1.16b, v18.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1780]
+	ldr	q25, [x0, #0x1790]
+	ldr	q26, [x0, #0x17a0]
+	ldr	q27, [x0, #0x17b0]
+	ldr	q28, [x0, #0x17c0]
+	ldr	q29, [x0, #0x17d0]
+	ldr	q30, [x0, #0x17e0]
+	ldr	q31, [x0, #0x17f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
 	ushr	v20.16b, v5.16b, #2
 	shl	v21.16b, v7.16b, #2
-	ushr	v22.16b, v2.16b, #2
-	shl	v23.16b, v4.16b, #2
-	ushr	v24.16b, v6.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #2
+	ushr	v19.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
 	bif	v5.16b, v21.16b, v17.16b
+	ushr	v21.16b, v6.16b, #2
+	shl	v23.16b, v16.16b, #2
+	ldr	q24, [x6, #608]
 	bit	v3.16b, v18.16b, v17.16b
-	bit	v4.16b, v22.16b, v17.16b
-	bif	v2.16b, v23.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
 	bit	v7.16b, v20.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v19.16b, v17.16b
+	bit	v16.16b, v21.16b, v17.16b
+	bif	v6.16b, v23.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
 	shl	v19.16b, v5.16b, #4
 	ushr	v20.16b, v2.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x6, #608]
+	shl	v19.16b, v6.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
+	bif	v2.16b, v19.16b, v17.16b
 	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v25.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v16.16b, v23.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v24.16b
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_4
 	ldr	q2, [x2], #16
@@ -16517,31 +16517,31 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
-	ldr	q5, [x0]
+	ldr	q6, [x0]
 	ldr	q18, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
 	movi	v18.16b, #85
-	shl	v19.16b, v3.16b, #1
-	ushr	v20.16b, v4.16b, #1
-	shl	v21.16b, v5.16b, #1
-	ushr	v22.16b, v6.16b, #1
-	ushr	v23.16b, v1.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v3.16b, #1
+	ushr	v21.16b, v4.16b, #1
+	shl	v22.16b, v5.16b, #1
+	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bif	v1.16b, v19.16b, v18.16b
-	bit	v5.16b, v20.16b, v18.16b
-	bit	v3.16b, v23.16b, v18.16b
-	bif	v4.16b, v21.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v4.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
@@ -16564,18 +16564,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v3.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
@@ -16587,138 +16587,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v3.16b
 	eor	v20.16b, v17.16b, v6.16b
-	eor3	v21.16b, v16.16b, v7.16b, v1.16b
-	eor	v22.16b, v17.16b, v4.16b
-	eor	v23.16b, v18.16b, v19.16b
-	eor	v24.16b, v3.16b, v21.16b
-	bic	v3.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v21.16b
-	eor	v25.16b, v17.16b, v21.16b
-	eor3	v26.16b, v16.16b, v5.16b, v23.16b
-	eor3	v4.16b, v5.16b, v4.16b, v23.16b
-	eor	v5.16b, v22.16b, v24.16b
-	and	v27.16b, v1.16b, v6.16b
-	eor	v28.16b, v20.16b, v26.16b
-	eor3	v29.16b, v16.16b, v7.16b, v4.16b
-	eor	v30.16b, v1.16b, v4.16b
-	and	v31.16b, v23.16b, v4.16b
-	eor3	v7.16b, v16.16b, v7.16b, v28.16b
-	eor	v16.16b, v29.16b, v28.16b
-	and	v8.16b, v22.16b, v29.16b
-	and	v9.16b, v5.16b, v30.16b
-	eor	v10.16b, v1.16b, v28.16b
-	and	v11.16b, v19.16b, v7.16b
-	and	v12.16b, v18.16b, v16.16b
-	bcax	v8.16b, v8.16b, v20.16b, v26.16b
-	and	v13.16b, v25.16b, v10.16b
-	bcax	v12.16b, v12.16b, v20.16b, v26.16b
-	eor3	v27.16b, v31.16b, v27.16b, v8.16b
-	eor3	v8.16b, v11.16b, v13.16b, v8.16b
-	eor3	v3.16b, v11.16b, v3.16b, v12.16b
-	eor3	v31.16b, v31.16b, v9.16b, v12.16b
-	eor3	v27.16b, v22.16b, v29.16b, v27.16b
-	eor3	v17.16b, v17.16b, v7.16b, v8.16b
+	eor	v21.16b, v18.16b, v19.16b
+	eor3	v22.16b, v16.16b, v7.16b, v1.16b
+	eor3	v23.16b, v16.16b, v5.16b, v21.16b
+	eor3	v5.16b, v5.16b, v4.16b, v21.16b
+	eor	v24.16b, v20.16b, v23.16b
+	eor3	v25.16b, v16.16b, v7.16b, v5.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v26.16b, v3.16b, v22.16b
+	eor	v27.16b, v25.16b, v24.16b
+	eor	v28.16b, v4.16b, v26.16b
+	eor	v29.16b, v1.16b, v5.16b
+	eor3	v7.16b, v16.16b, v7.16b, v24.16b
+	and	v16.16b, v18.16b, v27.16b
+	bic	v3.16b, v22.16b, v3.16b
+	eor	v6.16b, v6.16b, v22.16b
+	and	v30.16b, v21.16b, v5.16b
+	and	v31.16b, v4.16b, v25.16b
+	and	v8.16b, v19.16b, v7.16b
+	bcax	v16.16b, v16.16b, v20.16b, v23.16b
+	and	v9.16b, v28.16b, v29.16b
+	eor	v10.16b, v17.16b, v22.16b
+	bcax	v31.16b, v31.16b, v20.16b, v23.16b
+	eor	v11.16b, v1.16b, v24.16b
+	eor3	v3.16b, v8.16b, v3.16b, v16.16b
+	and	v12.16b, v1.16b, v6.16b
+	eor3	v16.16b, v30.16b, v9.16b, v16.16b
+	and	v9.16b, v10.16b, v11.16b
+	eor3	v30.16b, v30.16b, v12.16b, v31.16b
 	eor3	v3.16b, v19.16b, v7.16b, v3.16b
-	eor	v26.16b, v26.16b, v31.16b
-	and	v31.16b, v26.16b, v3.16b
-	eor	v8.16b, v27.16b, v31.16b
+	eor	v16.16b, v23.16b, v16.16b
+	eor3	v23.16b, v8.16b, v9.16b, v31.16b
+	eor3	v30.16b, v4.16b, v25.16b, v30.16b
+	and	v31.16b, v16.16b, v3.16b
+	eor3	v17.16b, v17.16b, v7.16b, v23.16b
+	eor	v23.16b, v30.16b, v31.16b
 	eor	v31.16b, v17.16b, v31.16b
-	bsl	v8.16b, v3.16b, v17.16b
-	eor	v9.16b, v31.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v6.16b, v6.16b, v8.16b
-	and	v17.16b, v17.16b, v9.16b
-	eor	v9.16b, v31.16b, v17.16b
-	bsl	v31.16b, v26.16b, v27.16b
-	eor3	v3.16b, v3.16b, v8.16b, v17.16b
-	and	v17.16b, v31.16b, v9.16b
-	eor	v9.16b, v8.16b, v3.16b
-	eor	v8.16b, v31.16b, v8.16b
-	and	v5.16b, v5.16b, v3.16b
-	and	v30.16b, v30.16b, v3.16b
-	and	v25.16b, v25.16b, v31.16b
-	eor3	v17.16b, v26.16b, v27.16b, v17.16b
-	and	v4.16b, v4.16b, v9.16b
-	and	v20.16b, v20.16b, v8.16b
-	and	v26.16b, v10.16b, v31.16b
-	and	v27.16b, v28.16b, v8.16b
-	and	v23.16b, v23.16b, v9.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v28.16b, v31.16b, v17.16b
-	and	v21.16b, v21.16b, v17.16b
-	eor	v1.16b, v4.16b, v1.16b
+	bsl	v23.16b, v3.16b, v17.16b
+	eor	v8.16b, v31.16b, v23.16b
+	and	v1.16b, v1.16b, v23.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v6.16b, v6.16b, v23.16b
+	eor	v8.16b, v31.16b, v17.16b
+	bsl	v31.16b, v16.16b, v30.16b
+	eor3	v3.16b, v3.16b, v23.16b, v17.16b
+	and	v17.16b, v31.16b, v8.16b
+	eor	v8.16b, v23.16b, v3.16b
+	eor3	v16.16b, v16.16b, v30.16b, v17.16b
+	eor	v17.16b, v31.16b, v23.16b
+	eor	v23.16b, v3.16b, v16.16b
+	eor	v30.16b, v31.16b, v16.16b
+	and	v22.16b, v22.16b, v16.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v7.16b, v7.16b, v30.16b
+	eor	v9.16b, v23.16b, v17.16b
+	and	v25.16b, v25.16b, v23.16b
+	and	v19.16b, v19.16b, v30.16b
+	eor	v1.16b, v5.16b, v1.16b
+	eor	v22.16b, v7.16b, v22.16b
+	and	v20.16b, v20.16b, v17.16b
+	and	v27.16b, v27.16b, v9.16b
+	and	v18.16b, v18.16b, v9.16b
+	and	v28.16b, v28.16b, v3.16b
+	and	v3.16b, v29.16b, v3.16b
+	and	v29.16b, v10.16b, v31.16b
+	and	v30.16b, v11.16b, v31.16b
 	and	v17.16b, v24.16b, v17.16b
-	eor	v24.16b, v3.16b, v8.16b
-	and	v7.16b, v7.16b, v28.16b
-	and	v29.16b, v29.16b, v3.16b
-	and	v19.16b, v19.16b, v28.16b
-	and	v3.16b, v22.16b, v3.16b
-	ldp	q22, q28, [x10], #32
-	and	v16.16b, v16.16b, v24.16b
-	eor	v21.16b, v7.16b, v21.16b
-	and	v18.16b, v18.16b, v24.16b
-	eor3	v24.16b, v29.16b, v19.16b, v1.16b
-	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x9], #32
-	eor	v16.16b, v16.16b, v21.16b
+	eor3	v24.16b, v25.16b, v19.16b, v1.16b
 	eor	v18.16b, v20.16b, v18.16b
-	eor3	v4.16b, v4.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x9], #32
-	eor3	v25.16b, v25.16b, v16.16b, v24.16b
-	eor	v5.16b, v5.16b, v18.16b
-	eor	v27.16b, v27.16b, v16.16b
-	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x9], #32
-	eor3	v4.16b, v23.16b, v5.16b, v4.16b
-	eor3	v20.16b, v20.16b, v27.16b, v25.16b
-	eor3	v6.16b, v6.16b, v5.16b, v25.16b
-	eor3	v16.16b, v16.16b, v24.16b, v17.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v5.16b, v23.16b, v5.16b, v27.16b
-	eor	v19.16b, v4.16b, v27.16b
-	eor	v3.16b, v3.16b, v20.16b
-	eor	v1.16b, v1.16b, v4.16b
-	tbl	v20.16b, {v16.16b}, v22.16b
-	tbl	v23.16b, {v17.16b}, v22.16b
-	tbl	v24.16b, {v6.16b}, v22.16b
-	tbl	v25.16b, {v4.16b}, v22.16b
-	tbl	v27.16b, {v3.16b}, v22.16b
-	tbl	v31.16b, {v1.16b}, v22.16b
-	tbl	v8.16b, {v19.16b}, v22.16b
-	tbl	v22.16b, {v5.16b}, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v20.16b
-	eor	v6.16b, v6.16b, v24.16b
-	eor	v1.16b, v1.16b, v31.16b
-	eor	v4.16b, v4.16b, v25.16b
-	eor	v3.16b, v3.16b, v27.16b
-	eor	v19.16b, v19.16b, v8.16b
-	eor	v9.16b, v5.16b, v22.16b
-	ldp	q5, q10, [x9], #32
-	tbl	v11.16b, {v17.16b}, v28.16b
-	tbl	v12.16b, {v16.16b}, v28.16b
-	eor3	v17.16b, v20.16b, v26.16b, v17.16b
-	tbl	v20.16b, {v6.16b}, v28.16b
-	eor3	v7.16b, v23.16b, v7.16b, v9.16b
-	eor3	v16.16b, v24.16b, v21.16b, v16.16b
-	tbl	v21.16b, {v1.16b}, v28.16b
-	eor3	v6.16b, v31.16b, v29.16b, v6.16b
-	tbl	v23.16b, {v4.16b}, v28.16b
-	eor3	v18.16b, v25.16b, v18.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v28.16b
-	eor3	v25.16b, v27.16b, v30.16b, v4.16b
-	tbl	v26.16b, {v19.16b}, v28.16b
-	eor3	v27.16b, v8.16b, v5.16b, v3.16b
-	tbl	v28.16b, {v9.16b}, v28.16b
-	eor3	v19.16b, v22.16b, v10.16b, v19.16b
-	eor	v1.16b, v7.16b, v11.16b
-	eor3	v3.16b, v17.16b, v9.16b, v12.16b
-	eor	v4.16b, v16.16b, v20.16b
-	eor3	v5.16b, v6.16b, v9.16b, v21.16b
-	eor3	v6.16b, v18.16b, v9.16b, v23.16b
-	eor	v7.16b, v25.16b, v24.16b
-	eor	v16.16b, v27.16b, v26.16b
-	eor	v17.16b, v19.16b, v28.16b
+	eor	v25.16b, v27.16b, v22.16b
+	and	v16.16b, v26.16b, v16.16b
+	ldp	q26, q27, [x9], #32
+	and	v21.16b, v21.16b, v8.16b
+	eor3	v1.16b, v7.16b, v30.16b, v1.16b
+	eor3	v3.16b, v5.16b, v3.16b, v22.16b
+	eor	v5.16b, v28.16b, v18.16b
+	ldp	q7, q22, [x9], #32
+	eor3	v28.16b, v29.16b, v25.16b, v24.16b
+	eor	v17.16b, v17.16b, v25.16b
+	ldp	q29, q30, [x10], #32
+	and	v4.16b, v4.16b, v23.16b
+	ldp	q23, q31, [x9], #32
+	eor3	v16.16b, v16.16b, v18.16b, v1.16b
+	eor3	v18.16b, v20.16b, v17.16b, v28.16b
+	eor3	v3.16b, v21.16b, v5.16b, v3.16b
+	eor3	v6.16b, v6.16b, v5.16b, v28.16b
+	eor3	v20.16b, v25.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v16.16b, v19.16b, v16.16b
+	eor3	v5.16b, v21.16b, v5.16b, v17.16b
+	eor	v17.16b, v3.16b, v17.16b
+	eor	v1.16b, v1.16b, v3.16b
+	ldp	q18, q19, [x9], #32
+	tbl	v21.16b, {v16.16b}, v29.16b
+	tbl	v24.16b, {v20.16b}, v29.16b
+	tbl	v25.16b, {v6.16b}, v29.16b
+	tbl	v28.16b, {v1.16b}, v29.16b
+	tbl	v8.16b, {v3.16b}, v29.16b
+	tbl	v9.16b, {v4.16b}, v29.16b
+	tbl	v10.16b, {v17.16b}, v29.16b
+	tbl	v29.16b, {v5.16b}, v29.16b
+	eor	v16.16b, v16.16b, v21.16b
+	eor	v20.16b, v20.16b, v24.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v1.16b, v1.16b, v28.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v4.16b, v4.16b, v9.16b
+	eor	v17.16b, v17.16b, v10.16b
+	eor	v11.16b, v5.16b, v29.16b
+	tbl	v5.16b, {v16.16b}, v30.16b
+	eor3	v21.16b, v21.16b, v26.16b, v11.16b
+	tbl	v26.16b, {v20.16b}, v30.16b
+	eor3	v16.16b, v24.16b, v27.16b, v16.16b
+	tbl	v24.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v25.16b, v7.16b, v20.16b
+	tbl	v20.16b, {v1.16b}, v30.16b
+	eor3	v6.16b, v28.16b, v22.16b, v6.16b
+	tbl	v22.16b, {v3.16b}, v30.16b
+	eor3	v23.16b, v8.16b, v23.16b, v1.16b
+	tbl	v25.16b, {v4.16b}, v30.16b
+	eor3	v27.16b, v9.16b, v31.16b, v3.16b
+	tbl	v28.16b, {v17.16b}, v30.16b
+	eor3	v18.16b, v10.16b, v18.16b, v4.16b
+	tbl	v30.16b, {v11.16b}, v30.16b
+	eor3	v17.16b, v29.16b, v19.16b, v17.16b
+	eor	v1.16b, v21.16b, v5.16b
+	eor3	v3.16b, v16.16b, v11.16b, v26.16b
+	eor	v4.16b, v7.16b, v24.16b
+	eor3	v5.16b, v6.16b, v11.16b, v20.16b
+	eor3	v6.16b, v23.16b, v11.16b, v22.16b
+	eor	v7.16b, v27.16b, v25.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v17.16b, v17.16b, v30.16b
 	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_32
 	movi	v18.16b, #85
@@ -16757,18 +16757,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v3.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
@@ -16817,18 +16817,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -16840,299 +16840,299 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_33
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bif	v1.16b, v18.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1780]
+	ldr	q25, [x0, #0x1790]
+	ldr	q26, [x0, #0x17a0]
+	ldr	q27, [x0, #0x17b0]
+	ldr	q28, [x0, #0x17c0]
+	ldr	q29, [x0, #0x17d0]
+	ldr	q30, [x0, #0x17e0]
+	ldr	q31, [x0, #0x17f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
 	ushr	v20.16b, v5.16b, #2
 	shl	v21.16b, v7.16b, #2
-	ushr	v22.16b, v2.16b, #2
-	shl	v23.16b, v4.16b, #2
-	ushr	v24.16b, v6.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #2
+	ushr	v19.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
 	bif	v5.16b, v21.16b, v17.16b
+	ushr	v21.16b, v6.16b, #2
+	shl	v23.16b, v16.16b, #2
+	ldr	q24, [x6, #608]
 	bit	v3.16b, v18.16b, v17.16b
-	bit	v4.16b, v22.16b, v17.16b
-	bif	v2.16b, v23.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
 	bit	v7.16b, v20.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v19.16b, v17.16b
+	bit	v16.16b, v21.16b, v17.16b
+	bif	v6.16b, v23.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
 	shl	v19.16b, v5.16b, #4
 	ushr	v20.16b, v2.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x6, #608]
+	shl	v19.16b, v6.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
+	bif	v2.16b, v19.16b, v17.16b
 	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v25.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v16.16b, v23.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v24.16b
 	ldr	x8, [x0, #328]
 	sub	x8, x7, x8
 	and	x8, x8, #255
@@ -17269,18 +17269,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -17292,138 +17292,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_34
 	movi	v17.16b, #85
@@ -17462,18 +17462,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -17513,18 +17513,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -17536,263 +17536,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_35
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1780]
+	ldr	q25, [x0, #0x1790]
+	ldr	q26, [x0, #0x17a0]
+	ldr	q27, [x0, #0x17b0]
+	ldr	q28, [x0, #0x17c0]
+	ldr	q29, [x0, #0x17d0]
+	ldr	q30, [x0, #0x17e0]
+	ldr	q31, [x0, #0x17f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -17810,24 +17810,24 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
 	ldr	q17, [x6, #608]
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	ushr	v23.16b, v3.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bit	v5.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
@@ -17869,34 +17869,34 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
+	ldr	q16, [x0]
 	ldr	q17, [x6, #544]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
 	movi	v7.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v4.16b, v4.16b, v16.16b
 	movi	v16.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
 	tbl	v4.16b, {v4.16b}, v17.16b
 	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -17919,18 +17919,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -17942,138 +17942,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_36
 	movi	v17.16b, #85
@@ -18112,18 +18112,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -18167,18 +18167,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -18190,263 +18190,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_37
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1780]
+	ldr	q25, [x0, #0x1790]
+	ldr	q26, [x0, #0x17a0]
+	ldr	q27, [x0, #0x17b0]
+	ldr	q28, [x0, #0x17c0]
+	ldr	q29, [x0, #0x17d0]
+	ldr	q30, [x0, #0x17e0]
+	ldr	q31, [x0, #0x17f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -18464,28 +18464,28 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
+	ldr	q17, [x6, #608]
+	movi	v18.16b, #15
+	ushr	v19.16b, v1.16b, #4
 	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
+	ushr	v21.16b, v2.16b, #4
 	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bif	v1.16b, v20.16b, v17.16b
-	ldr	q20, [x6, #608]
-	bif	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v20.16b
-	tbl	v2.16b, {v2.16b}, v20.16b
-	tbl	v3.16b, {v3.16b}, v20.16b
-	tbl	v4.16b, {v4.16b}, v20.16b
+	ushr	v23.16b, v3.16b, #4
+	shl	v24.16b, v7.16b, #4
+	ushr	v25.16b, v4.16b, #4
+	shl	v26.16b, v16.16b, #4
+	bif	v1.16b, v20.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bif	v3.16b, v24.16b, v18.16b
+	bif	v4.16b, v26.16b, v18.16b
+	bit	v5.16b, v19.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
+	bit	v16.16b, v25.16b, v18.16b
+	tbl	v1.16b, {v1.16b}, v17.16b
+	tbl	v2.16b, {v2.16b}, v17.16b
+	tbl	v3.16b, {v3.16b}, v17.16b
+	tbl	v4.16b, {v4.16b}, v17.16b
 	ldp	q5, q6, [x2], #32
 	eor	v1.16b, v1.16b, v5.16b
 	eor	v2.16b, v2.16b, v6.16b
@@ -18509,32 +18509,32 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
+	ldr	q6, [x0]
 	ldr	q17, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
+	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -18557,18 +18557,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -18580,138 +18580,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_38
 	movi	v17.16b, #85
@@ -18750,18 +18750,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -18807,18 +18807,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -18830,263 +18830,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_39
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1780]
+	ldr	q25, [x0, #0x1790]
+	ldr	q26, [x0, #0x17a0]
+	ldr	q27, [x0, #0x17b0]
+	ldr	q28, [x0, #0x17c0]
+	ldr	q29, [x0, #0x17d0]
+	ldr	q30, [x0, #0x17e0]
+	ldr	q31, [x0, #0x17f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -19098,32 +19098,32 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	shl	v25.16b, v16.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
 	bif	v2.16b, v21.16b, v17.16b
-	bit	v3.16b, v18.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
 	bif	v6.16b, v25.16b, v17.16b
+	ldr	q19, [x6, #608]
+	bit	v3.16b, v18.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
 	bit	v7.16b, v22.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	shl	v19.16b, v5.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	bif	v2.16b, v21.16b, v17.16b
-	ldr	q21, [x6, #608]
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	bif	v1.16b, v20.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
+	ushr	v20.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
+	shl	v24.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v21.16b
-	tbl	v2.16b, {v2.16b}, v21.16b
+	bit	v6.16b, v21.16b, v17.16b
+	bit	v7.16b, v20.16b, v17.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v16.16b, v23.16b, v17.16b
+	bif	v4.16b, v24.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v19.16b
+	tbl	v2.16b, {v2.16b}, v19.16b
 	ldp	q3, q4, [x2], #32
 	eor	v1.16b, v1.16b, v3.16b
 	eor	v2.16b, v2.16b, v4.16b
@@ -19137,31 +19137,31 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	rev	x8, x4
 	fmov	d1, x7
 	mov	v1.d[1], x8
-	ldr	q4, [x0]
+	ldr	q5, [x0]
 	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v4.16b
 	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v17.16b
 	movi	v17.16b, #85
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	ushr	v22.16b, v1.16b, #1
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bif	v1.16b, v18.16b, v17.16b
-	bit	v4.16b, v19.16b, v17.16b
-	bit	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v20.16b, v17.16b
-	bit	v6.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -19184,18 +19184,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -19207,138 +19207,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_40
 	movi	v17.16b, #85
@@ -19377,18 +19377,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -19435,18 +19435,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -19458,299 +19458,299 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_41
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1780]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1790]
-	ldr	q25, [x0, #0x17a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x17b0]
-	ldr	q27, [x0, #0x17c0]
-	ldr	q28, [x0, #0x17d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x17e0]
-	ldr	q29, [x0, #0x17f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bif	v1.16b, v18.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1780]
+	ldr	q25, [x0, #0x1790]
+	ldr	q26, [x0, #0x17a0]
+	ldr	q27, [x0, #0x17b0]
+	ldr	q28, [x0, #0x17c0]
+	ldr	q29, [x0, #0x17d0]
+	ldr	q30, [x0, #0x17e0]
+	ldr	q31, [x0, #0x17f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bif	v1.16b, v19.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
 	ushr	v20.16b, v5.16b, #2
 	shl	v21.16b, v7.16b, #2
-	ushr	v22.16b, v2.16b, #2
-	shl	v23.16b, v4.16b, #2
-	ushr	v24.16b, v6.16b, #2
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #2
+	ushr	v19.16b, v2.16b, #2
+	shl	v22.16b, v4.16b, #2
 	bif	v5.16b, v21.16b, v17.16b
+	ushr	v21.16b, v6.16b, #2
+	shl	v23.16b, v16.16b, #2
+	ldr	q24, [x6, #608]
 	bit	v3.16b, v18.16b, v17.16b
-	bit	v4.16b, v22.16b, v17.16b
-	bif	v2.16b, v23.16b, v17.16b
+	bit	v4.16b, v19.16b, v17.16b
+	bif	v2.16b, v22.16b, v17.16b
 	bit	v7.16b, v20.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v19.16b, v17.16b
+	bit	v16.16b, v21.16b, v17.16b
+	bif	v6.16b, v23.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
 	shl	v19.16b, v5.16b, #4
 	ushr	v20.16b, v2.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
 	bif	v1.16b, v19.16b, v17.16b
-	shl	v19.16b, v16.16b, #4
-	ldr	q25, [x6, #608]
+	shl	v19.16b, v6.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
 	bit	v6.16b, v20.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
+	bif	v2.16b, v19.16b, v17.16b
 	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v19.16b, v17.16b
-	tbl	v1.16b, {v1.16b}, v25.16b
+	bif	v3.16b, v22.16b, v17.16b
+	bit	v16.16b, v23.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	tbl	v1.16b, {v1.16b}, v24.16b
 	cmp	x3, #16
 	b.lo	.Laesgen_neon_bitsliced_face_r2_xor_stream_partial_6
 	ldr	q2, [x2], #16
@@ -19790,31 +19790,31 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
-	ldr	q4, [x0]
+	ldr	q5, [x0]
 	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v4.16b
 	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v17.16b
 	movi	v17.16b, #85
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	ushr	v22.16b, v1.16b, #1
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bif	v1.16b, v18.16b, v17.16b
-	bit	v4.16b, v19.16b, v17.16b
-	bit	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v20.16b, v17.16b
-	bit	v6.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -19837,18 +19837,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -19860,138 +19860,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_42
 	movi	v17.16b, #85
@@ -20030,18 +20030,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -20138,18 +20138,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -20161,263 +20161,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_43
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1880]
+	ldr	q25, [x0, #0x1890]
+	ldr	q26, [x0, #0x18a0]
+	ldr	q27, [x0, #0x18b0]
+	ldr	q28, [x0, #0x18c0]
+	ldr	q29, [x0, #0x18d0]
+	ldr	q30, [x0, #0x18e0]
+	ldr	q31, [x0, #0x18f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -20437,18 +20437,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -20561,18 +20561,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v5.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v6.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	ushr	v23.16b, v3.16b, #4
 	shl	v24.16b, v7.16b, #4
 	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v16.16b, #4
 	bit	v5.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v6.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
@@ -20584,138 +20584,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v5.16b, v3.16b
 	eor	v19.16b, v16.16b, v2.16b
 	eor	v20.16b, v16.16b, v5.16b
-	eor3	v21.16b, v7.16b, v6.16b, v1.16b
-	eor	v22.16b, v16.16b, v3.16b
-	eor	v23.16b, v18.16b, v19.16b
-	eor	v24.16b, v2.16b, v21.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v5.16b, v5.16b, v21.16b
-	eor	v25.16b, v16.16b, v21.16b
-	eor3	v26.16b, v7.16b, v4.16b, v23.16b
-	eor3	v3.16b, v4.16b, v3.16b, v23.16b
-	eor	v4.16b, v22.16b, v24.16b
-	and	v27.16b, v1.16b, v5.16b
-	eor	v28.16b, v20.16b, v26.16b
-	eor3	v29.16b, v7.16b, v6.16b, v3.16b
-	eor	v30.16b, v1.16b, v3.16b
-	and	v31.16b, v23.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v28.16b
-	eor	v7.16b, v29.16b, v28.16b
-	and	v8.16b, v22.16b, v29.16b
-	and	v9.16b, v4.16b, v30.16b
-	eor	v10.16b, v1.16b, v28.16b
-	and	v11.16b, v19.16b, v6.16b
-	and	v12.16b, v18.16b, v7.16b
-	bcax	v8.16b, v8.16b, v20.16b, v26.16b
-	and	v13.16b, v25.16b, v10.16b
-	bcax	v12.16b, v12.16b, v20.16b, v26.16b
-	eor3	v27.16b, v31.16b, v27.16b, v8.16b
-	eor3	v8.16b, v11.16b, v13.16b, v8.16b
-	eor3	v2.16b, v11.16b, v2.16b, v12.16b
-	eor3	v31.16b, v31.16b, v9.16b, v12.16b
-	eor3	v27.16b, v22.16b, v29.16b, v27.16b
-	eor3	v16.16b, v16.16b, v6.16b, v8.16b
+	eor	v21.16b, v18.16b, v19.16b
+	eor3	v22.16b, v7.16b, v6.16b, v1.16b
+	eor3	v23.16b, v7.16b, v4.16b, v21.16b
+	eor3	v4.16b, v4.16b, v3.16b, v21.16b
+	eor	v24.16b, v20.16b, v23.16b
+	eor3	v25.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v26.16b, v2.16b, v22.16b
+	eor	v27.16b, v25.16b, v24.16b
+	eor	v28.16b, v3.16b, v26.16b
+	eor	v29.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v24.16b
+	and	v7.16b, v18.16b, v27.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v5.16b, v5.16b, v22.16b
+	and	v30.16b, v21.16b, v4.16b
+	and	v31.16b, v3.16b, v25.16b
+	and	v8.16b, v19.16b, v6.16b
+	bcax	v7.16b, v7.16b, v20.16b, v23.16b
+	and	v9.16b, v28.16b, v29.16b
+	eor	v10.16b, v16.16b, v22.16b
+	bcax	v31.16b, v31.16b, v20.16b, v23.16b
+	eor	v11.16b, v1.16b, v24.16b
+	eor3	v2.16b, v8.16b, v2.16b, v7.16b
+	and	v12.16b, v1.16b, v5.16b
+	eor3	v7.16b, v30.16b, v9.16b, v7.16b
+	and	v9.16b, v10.16b, v11.16b
+	eor3	v30.16b, v30.16b, v12.16b, v31.16b
 	eor3	v2.16b, v19.16b, v6.16b, v2.16b
-	eor	v26.16b, v26.16b, v31.16b
-	and	v31.16b, v26.16b, v2.16b
-	eor	v8.16b, v27.16b, v31.16b
+	eor	v7.16b, v23.16b, v7.16b
+	eor3	v23.16b, v8.16b, v9.16b, v31.16b
+	eor3	v30.16b, v3.16b, v25.16b, v30.16b
+	and	v31.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v23.16b
+	eor	v23.16b, v30.16b, v31.16b
 	eor	v31.16b, v16.16b, v31.16b
-	bsl	v8.16b, v2.16b, v16.16b
-	eor	v9.16b, v31.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v5.16b, v5.16b, v8.16b
-	and	v16.16b, v16.16b, v9.16b
-	eor	v9.16b, v31.16b, v16.16b
-	bsl	v31.16b, v26.16b, v27.16b
-	eor3	v2.16b, v2.16b, v8.16b, v16.16b
-	and	v16.16b, v31.16b, v9.16b
-	eor	v9.16b, v8.16b, v2.16b
-	eor	v8.16b, v31.16b, v8.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v30.16b, v30.16b, v2.16b
-	and	v25.16b, v25.16b, v31.16b
-	eor3	v16.16b, v26.16b, v27.16b, v16.16b
-	and	v3.16b, v3.16b, v9.16b
-	and	v20.16b, v20.16b, v8.16b
-	and	v26.16b, v10.16b, v31.16b
-	and	v27.16b, v28.16b, v8.16b
-	and	v23.16b, v23.16b, v9.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v28.16b, v31.16b, v16.16b
-	and	v21.16b, v21.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v23.16b, v2.16b, v16.16b
+	eor	v8.16b, v31.16b, v23.16b
+	and	v1.16b, v1.16b, v23.16b
+	and	v16.16b, v16.16b, v8.16b
+	and	v5.16b, v5.16b, v23.16b
+	eor	v8.16b, v31.16b, v16.16b
+	bsl	v31.16b, v7.16b, v30.16b
+	eor3	v2.16b, v2.16b, v23.16b, v16.16b
+	and	v16.16b, v31.16b, v8.16b
+	eor	v8.16b, v23.16b, v2.16b
+	eor3	v7.16b, v7.16b, v30.16b, v16.16b
+	eor	v16.16b, v31.16b, v23.16b
+	eor	v23.16b, v2.16b, v7.16b
+	eor	v30.16b, v31.16b, v7.16b
+	and	v22.16b, v22.16b, v7.16b
+	and	v4.16b, v4.16b, v8.16b
+	and	v6.16b, v6.16b, v30.16b
+	eor	v9.16b, v23.16b, v16.16b
+	and	v25.16b, v25.16b, v23.16b
+	and	v19.16b, v19.16b, v30.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v22.16b, v6.16b, v22.16b
+	and	v20.16b, v20.16b, v16.16b
+	and	v27.16b, v27.16b, v9.16b
+	and	v18.16b, v18.16b, v9.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v2.16b, v29.16b, v2.16b
+	and	v29.16b, v10.16b, v31.16b
+	and	v30.16b, v11.16b, v31.16b
 	and	v16.16b, v24.16b, v16.16b
-	eor	v24.16b, v2.16b, v8.16b
-	and	v6.16b, v6.16b, v28.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v19.16b, v19.16b, v28.16b
-	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x10], #32
-	and	v7.16b, v7.16b, v24.16b
-	eor	v21.16b, v6.16b, v21.16b
-	and	v18.16b, v18.16b, v24.16b
-	eor3	v24.16b, v29.16b, v19.16b, v1.16b
-	eor3	v1.16b, v6.16b, v26.16b, v1.16b
-	ldp	q6, q26, [x9], #32
-	eor	v7.16b, v7.16b, v21.16b
+	eor3	v24.16b, v25.16b, v19.16b, v1.16b
 	eor	v18.16b, v20.16b, v18.16b
-	eor3	v3.16b, v3.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x9], #32
-	eor3	v25.16b, v25.16b, v7.16b, v24.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v27.16b, v27.16b, v7.16b
-	eor3	v16.16b, v16.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x9], #32
-	eor3	v3.16b, v23.16b, v4.16b, v3.16b
-	eor3	v20.16b, v20.16b, v27.16b, v25.16b
-	eor3	v5.16b, v5.16b, v4.16b, v25.16b
-	eor3	v7.16b, v7.16b, v24.16b, v16.16b
-	eor	v16.16b, v19.16b, v16.16b
-	eor3	v4.16b, v23.16b, v4.16b, v27.16b
-	eor	v19.16b, v3.16b, v27.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v20.16b, {v7.16b}, v22.16b
-	tbl	v23.16b, {v16.16b}, v22.16b
-	tbl	v24.16b, {v5.16b}, v22.16b
-	tbl	v25.16b, {v3.16b}, v22.16b
-	tbl	v27.16b, {v2.16b}, v22.16b
-	tbl	v31.16b, {v1.16b}, v22.16b
-	tbl	v8.16b, {v19.16b}, v22.16b
-	tbl	v22.16b, {v4.16b}, v22.16b
-	eor	v16.16b, v16.16b, v23.16b
-	eor	v7.16b, v7.16b, v20.16b
-	eor	v5.16b, v5.16b, v24.16b
-	eor	v1.16b, v1.16b, v31.16b
-	eor	v3.16b, v3.16b, v25.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v19.16b, v19.16b, v8.16b
-	eor	v9.16b, v4.16b, v22.16b
-	ldp	q4, q10, [x9], #32
-	tbl	v11.16b, {v16.16b}, v28.16b
-	tbl	v12.16b, {v7.16b}, v28.16b
-	eor3	v16.16b, v20.16b, v26.16b, v16.16b
-	tbl	v20.16b, {v5.16b}, v28.16b
-	eor3	v6.16b, v23.16b, v6.16b, v9.16b
-	eor3	v7.16b, v24.16b, v21.16b, v7.16b
-	tbl	v21.16b, {v1.16b}, v28.16b
-	eor3	v5.16b, v31.16b, v29.16b, v5.16b
-	tbl	v23.16b, {v3.16b}, v28.16b
-	eor3	v18.16b, v25.16b, v18.16b, v1.16b
-	tbl	v24.16b, {v2.16b}, v28.16b
-	eor3	v25.16b, v27.16b, v30.16b, v3.16b
-	tbl	v26.16b, {v19.16b}, v28.16b
-	eor3	v27.16b, v8.16b, v4.16b, v2.16b
-	tbl	v28.16b, {v9.16b}, v28.16b
-	eor3	v19.16b, v22.16b, v10.16b, v19.16b
-	eor	v1.16b, v6.16b, v11.16b
-	eor3	v2.16b, v16.16b, v9.16b, v12.16b
-	eor	v3.16b, v7.16b, v20.16b
-	eor3	v4.16b, v5.16b, v9.16b, v21.16b
-	eor3	v5.16b, v18.16b, v9.16b, v23.16b
-	eor	v6.16b, v25.16b, v24.16b
-	eor	v7.16b, v27.16b, v26.16b
-	eor	v16.16b, v19.16b, v28.16b
+	eor	v25.16b, v27.16b, v22.16b
+	and	v7.16b, v26.16b, v7.16b
+	ldp	q26, q27, [x9], #32
+	and	v21.16b, v21.16b, v8.16b
+	eor3	v1.16b, v6.16b, v30.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v22.16b
+	eor	v4.16b, v28.16b, v18.16b
+	ldp	q6, q22, [x9], #32
+	eor3	v28.16b, v29.16b, v25.16b, v24.16b
+	eor	v16.16b, v16.16b, v25.16b
+	ldp	q29, q30, [x10], #32
+	and	v3.16b, v3.16b, v23.16b
+	ldp	q23, q31, [x9], #32
+	eor3	v7.16b, v7.16b, v18.16b, v1.16b
+	eor3	v18.16b, v20.16b, v16.16b, v28.16b
+	eor3	v2.16b, v21.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v28.16b
+	eor3	v20.16b, v25.16b, v24.16b, v7.16b
+	eor	v3.16b, v3.16b, v18.16b
+	eor	v7.16b, v19.16b, v7.16b
+	eor3	v4.16b, v21.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q18, q19, [x9], #32
+	tbl	v21.16b, {v7.16b}, v29.16b
+	tbl	v24.16b, {v20.16b}, v29.16b
+	tbl	v25.16b, {v5.16b}, v29.16b
+	tbl	v28.16b, {v1.16b}, v29.16b
+	tbl	v8.16b, {v2.16b}, v29.16b
+	tbl	v9.16b, {v3.16b}, v29.16b
+	tbl	v10.16b, {v16.16b}, v29.16b
+	tbl	v29.16b, {v4.16b}, v29.16b
+	eor	v7.16b, v7.16b, v21.16b
+	eor	v20.16b, v20.16b, v24.16b
+	eor	v5.16b, v5.16b, v25.16b
+	eor	v1.16b, v1.16b, v28.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v3.16b, v3.16b, v9.16b
+	eor	v16.16b, v16.16b, v10.16b
+	eor	v11.16b, v4.16b, v29.16b
+	tbl	v4.16b, {v7.16b}, v30.16b
+	eor3	v21.16b, v21.16b, v26.16b, v11.16b
+	tbl	v26.16b, {v20.16b}, v30.16b
+	eor3	v7.16b, v24.16b, v27.16b, v7.16b
+	tbl	v24.16b, {v5.16b}, v30.16b
+	eor3	v6.16b, v25.16b, v6.16b, v20.16b
+	tbl	v20.16b, {v1.16b}, v30.16b
+	eor3	v5.16b, v28.16b, v22.16b, v5.16b
+	tbl	v22.16b, {v2.16b}, v30.16b
+	eor3	v23.16b, v8.16b, v23.16b, v1.16b
+	tbl	v25.16b, {v3.16b}, v30.16b
+	eor3	v27.16b, v9.16b, v31.16b, v2.16b
+	tbl	v28.16b, {v16.16b}, v30.16b
+	eor3	v18.16b, v10.16b, v18.16b, v3.16b
+	tbl	v30.16b, {v11.16b}, v30.16b
+	eor3	v16.16b, v29.16b, v19.16b, v16.16b
+	eor	v1.16b, v21.16b, v4.16b
+	eor3	v2.16b, v7.16b, v11.16b, v26.16b
+	eor	v3.16b, v6.16b, v24.16b
+	eor3	v4.16b, v5.16b, v11.16b, v20.16b
+	eor3	v5.16b, v23.16b, v11.16b, v22.16b
+	eor	v6.16b, v27.16b, v25.16b
+	eor	v7.16b, v18.16b, v28.16b
+	eor	v16.16b, v16.16b, v30.16b
 	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_44
 	movi	v18.16b, #85
@@ -20754,18 +20754,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v5.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v6.16b, #4
+	shl	v20.16b, v5.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v6.16b, #4
+	ushr	v23.16b, v3.16b, #4
 	shl	v24.16b, v7.16b, #4
 	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v16.16b, #4
 	bit	v5.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v6.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v6.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v16.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
@@ -20821,18 +20821,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -20844,263 +20844,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_45
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1880]
+	ldr	q25, [x0, #0x1890]
+	ldr	q26, [x0, #0x18a0]
+	ldr	q27, [x0, #0x18b0]
+	ldr	q28, [x0, #0x18c0]
+	ldr	q29, [x0, #0x18d0]
+	ldr	q30, [x0, #0x18e0]
+	ldr	q31, [x0, #0x18f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -21120,18 +21120,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -21235,18 +21235,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -21258,263 +21258,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_46
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1880]
+	ldr	q25, [x0, #0x1890]
+	ldr	q26, [x0, #0x18a0]
+	ldr	q27, [x0, #0x18b0]
+	ldr	q28, [x0, #0x18c0]
+	ldr	q29, [x0, #0x18d0]
+	ldr	q30, [x0, #0x18e0]
+	ldr	q31, [x0, #0x18f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -21534,18 +21534,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -21592,34 +21592,34 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
-	ldr	q16, [x0]
+	ldr	q17, [x0]
 	ldr	q18, [x6, #544]
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v16.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v3.16b, v3.16b, v16.16b
-	eor	v4.16b, v4.16b, v16.16b
 	movi	v16.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v17.16b
+	eor	v2.16b, v2.16b, v17.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v4.16b, v4.16b, v17.16b
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
 	tbl	v2.16b, {v2.16b}, v18.16b
 	tbl	v3.16b, {v3.16b}, v18.16b
 	tbl	v4.16b, {v4.16b}, v18.16b
 	movi	v18.16b, #85
-	ushr	v19.16b, v6.16b, #1
-	ushr	v20.16b, v1.16b, #1
-	shl	v21.16b, v2.16b, #1
-	ushr	v22.16b, v3.16b, #1
-	shl	v23.16b, v4.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v3.16b, #1
+	shl	v22.16b, v4.16b, #1
+	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bit	v2.16b, v20.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v4.16b, v22.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v7.16b, v19.16b, v18.16b
+	bit	v2.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v4.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
@@ -21642,18 +21642,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v3.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
@@ -21665,138 +21665,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v6.16b, v3.16b
 	eor	v19.16b, v17.16b, v2.16b
 	eor	v20.16b, v17.16b, v6.16b
-	eor3	v21.16b, v16.16b, v7.16b, v1.16b
-	eor	v22.16b, v17.16b, v3.16b
-	eor	v23.16b, v18.16b, v19.16b
-	eor	v24.16b, v2.16b, v21.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v6.16b, v6.16b, v21.16b
-	eor	v25.16b, v17.16b, v21.16b
-	eor3	v26.16b, v16.16b, v4.16b, v23.16b
-	eor3	v3.16b, v4.16b, v3.16b, v23.16b
-	eor	v4.16b, v22.16b, v24.16b
-	and	v27.16b, v1.16b, v6.16b
-	eor	v28.16b, v20.16b, v26.16b
-	eor3	v29.16b, v16.16b, v7.16b, v3.16b
-	eor	v30.16b, v1.16b, v3.16b
-	and	v31.16b, v23.16b, v3.16b
-	eor3	v7.16b, v16.16b, v7.16b, v28.16b
-	eor	v16.16b, v29.16b, v28.16b
-	and	v8.16b, v22.16b, v29.16b
-	and	v9.16b, v4.16b, v30.16b
-	eor	v10.16b, v1.16b, v28.16b
-	and	v11.16b, v19.16b, v7.16b
-	and	v12.16b, v18.16b, v16.16b
-	bcax	v8.16b, v8.16b, v20.16b, v26.16b
-	and	v13.16b, v25.16b, v10.16b
-	bcax	v12.16b, v12.16b, v20.16b, v26.16b
-	eor3	v27.16b, v31.16b, v27.16b, v8.16b
-	eor3	v8.16b, v11.16b, v13.16b, v8.16b
-	eor3	v2.16b, v11.16b, v2.16b, v12.16b
-	eor3	v31.16b, v31.16b, v9.16b, v12.16b
-	eor3	v27.16b, v22.16b, v29.16b, v27.16b
-	eor3	v17.16b, v17.16b, v7.16b, v8.16b
+	eor	v21.16b, v18.16b, v19.16b
+	eor3	v22.16b, v16.16b, v7.16b, v1.16b
+	eor3	v23.16b, v16.16b, v4.16b, v21.16b
+	eor3	v4.16b, v4.16b, v3.16b, v21.16b
+	eor	v24.16b, v20.16b, v23.16b
+	eor3	v25.16b, v16.16b, v7.16b, v4.16b
+	eor	v3.16b, v17.16b, v3.16b
+	eor	v26.16b, v2.16b, v22.16b
+	eor	v27.16b, v25.16b, v24.16b
+	eor	v28.16b, v3.16b, v26.16b
+	eor	v29.16b, v1.16b, v4.16b
+	eor3	v7.16b, v16.16b, v7.16b, v24.16b
+	and	v16.16b, v18.16b, v27.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v6.16b, v6.16b, v22.16b
+	and	v30.16b, v21.16b, v4.16b
+	and	v31.16b, v3.16b, v25.16b
+	and	v8.16b, v19.16b, v7.16b
+	bcax	v16.16b, v16.16b, v20.16b, v23.16b
+	and	v9.16b, v28.16b, v29.16b
+	eor	v10.16b, v17.16b, v22.16b
+	bcax	v31.16b, v31.16b, v20.16b, v23.16b
+	eor	v11.16b, v1.16b, v24.16b
+	eor3	v2.16b, v8.16b, v2.16b, v16.16b
+	and	v12.16b, v1.16b, v6.16b
+	eor3	v16.16b, v30.16b, v9.16b, v16.16b
+	and	v9.16b, v10.16b, v11.16b
+	eor3	v30.16b, v30.16b, v12.16b, v31.16b
 	eor3	v2.16b, v19.16b, v7.16b, v2.16b
-	eor	v26.16b, v26.16b, v31.16b
-	and	v31.16b, v26.16b, v2.16b
-	eor	v8.16b, v27.16b, v31.16b
+	eor	v16.16b, v23.16b, v16.16b
+	eor3	v23.16b, v8.16b, v9.16b, v31.16b
+	eor3	v30.16b, v3.16b, v25.16b, v30.16b
+	and	v31.16b, v16.16b, v2.16b
+	eor3	v17.16b, v17.16b, v7.16b, v23.16b
+	eor	v23.16b, v30.16b, v31.16b
 	eor	v31.16b, v17.16b, v31.16b
-	bsl	v8.16b, v2.16b, v17.16b
-	eor	v9.16b, v31.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v6.16b, v6.16b, v8.16b
-	and	v17.16b, v17.16b, v9.16b
-	eor	v9.16b, v31.16b, v17.16b
-	bsl	v31.16b, v26.16b, v27.16b
-	eor3	v2.16b, v2.16b, v8.16b, v17.16b
-	and	v17.16b, v31.16b, v9.16b
-	eor	v9.16b, v8.16b, v2.16b
-	eor	v8.16b, v31.16b, v8.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v30.16b, v30.16b, v2.16b
-	and	v25.16b, v25.16b, v31.16b
-	eor3	v17.16b, v26.16b, v27.16b, v17.16b
-	and	v3.16b, v3.16b, v9.16b
-	and	v20.16b, v20.16b, v8.16b
-	and	v26.16b, v10.16b, v31.16b
-	and	v27.16b, v28.16b, v8.16b
-	and	v23.16b, v23.16b, v9.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v28.16b, v31.16b, v17.16b
-	and	v21.16b, v21.16b, v17.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v23.16b, v2.16b, v17.16b
+	eor	v8.16b, v31.16b, v23.16b
+	and	v1.16b, v1.16b, v23.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v6.16b, v6.16b, v23.16b
+	eor	v8.16b, v31.16b, v17.16b
+	bsl	v31.16b, v16.16b, v30.16b
+	eor3	v2.16b, v2.16b, v23.16b, v17.16b
+	and	v17.16b, v31.16b, v8.16b
+	eor	v8.16b, v23.16b, v2.16b
+	eor3	v16.16b, v16.16b, v30.16b, v17.16b
+	eor	v17.16b, v31.16b, v23.16b
+	eor	v23.16b, v2.16b, v16.16b
+	eor	v30.16b, v31.16b, v16.16b
+	and	v22.16b, v22.16b, v16.16b
+	and	v4.16b, v4.16b, v8.16b
+	and	v7.16b, v7.16b, v30.16b
+	eor	v9.16b, v23.16b, v17.16b
+	and	v25.16b, v25.16b, v23.16b
+	and	v19.16b, v19.16b, v30.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v22.16b, v7.16b, v22.16b
+	and	v20.16b, v20.16b, v17.16b
+	and	v27.16b, v27.16b, v9.16b
+	and	v18.16b, v18.16b, v9.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v2.16b, v29.16b, v2.16b
+	and	v29.16b, v10.16b, v31.16b
+	and	v30.16b, v11.16b, v31.16b
 	and	v17.16b, v24.16b, v17.16b
-	eor	v24.16b, v2.16b, v8.16b
-	and	v7.16b, v7.16b, v28.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v19.16b, v19.16b, v28.16b
-	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x10], #32
-	and	v16.16b, v16.16b, v24.16b
-	eor	v21.16b, v7.16b, v21.16b
-	and	v18.16b, v18.16b, v24.16b
-	eor3	v24.16b, v29.16b, v19.16b, v1.16b
-	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x9], #32
-	eor	v16.16b, v16.16b, v21.16b
+	eor3	v24.16b, v25.16b, v19.16b, v1.16b
 	eor	v18.16b, v20.16b, v18.16b
-	eor3	v3.16b, v3.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x9], #32
-	eor3	v25.16b, v25.16b, v16.16b, v24.16b
-	eor	v4.16b, v4.16b, v18.16b
-	eor	v27.16b, v27.16b, v16.16b
-	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x9], #32
-	eor3	v3.16b, v23.16b, v4.16b, v3.16b
-	eor3	v20.16b, v20.16b, v27.16b, v25.16b
-	eor3	v6.16b, v6.16b, v4.16b, v25.16b
-	eor3	v16.16b, v16.16b, v24.16b, v17.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v4.16b, v23.16b, v4.16b, v27.16b
-	eor	v19.16b, v3.16b, v27.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v20.16b, {v16.16b}, v22.16b
-	tbl	v23.16b, {v17.16b}, v22.16b
-	tbl	v24.16b, {v6.16b}, v22.16b
-	tbl	v25.16b, {v3.16b}, v22.16b
-	tbl	v27.16b, {v2.16b}, v22.16b
-	tbl	v31.16b, {v1.16b}, v22.16b
-	tbl	v8.16b, {v19.16b}, v22.16b
-	tbl	v22.16b, {v4.16b}, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v20.16b
-	eor	v6.16b, v6.16b, v24.16b
-	eor	v1.16b, v1.16b, v31.16b
-	eor	v3.16b, v3.16b, v25.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v19.16b, v19.16b, v8.16b
-	eor	v9.16b, v4.16b, v22.16b
-	ldp	q4, q10, [x9], #32
-	tbl	v11.16b, {v17.16b}, v28.16b
-	tbl	v12.16b, {v16.16b}, v28.16b
-	eor3	v17.16b, v20.16b, v26.16b, v17.16b
-	tbl	v20.16b, {v6.16b}, v28.16b
-	eor3	v7.16b, v23.16b, v7.16b, v9.16b
-	eor3	v16.16b, v24.16b, v21.16b, v16.16b
-	tbl	v21.16b, {v1.16b}, v28.16b
-	eor3	v6.16b, v31.16b, v29.16b, v6.16b
-	tbl	v23.16b, {v3.16b}, v28.16b
-	eor3	v18.16b, v25.16b, v18.16b, v1.16b
-	tbl	v24.16b, {v2.16b}, v28.16b
-	eor3	v25.16b, v27.16b, v30.16b, v3.16b
-	tbl	v26.16b, {v19.16b}, v28.16b
-	eor3	v27.16b, v8.16b, v4.16b, v2.16b
-	tbl	v28.16b, {v9.16b}, v28.16b
-	eor3	v19.16b, v22.16b, v10.16b, v19.16b
-	eor	v1.16b, v7.16b, v11.16b
-	eor3	v2.16b, v17.16b, v9.16b, v12.16b
-	eor	v3.16b, v16.16b, v20.16b
-	eor3	v4.16b, v6.16b, v9.16b, v21.16b
-	eor3	v6.16b, v18.16b, v9.16b, v23.16b
-	eor	v7.16b, v25.16b, v24.16b
-	eor	v16.16b, v27.16b, v26.16b
-	eor	v17.16b, v19.16b, v28.16b
+	eor	v25.16b, v27.16b, v22.16b
+	and	v16.16b, v26.16b, v16.16b
+	ldp	q26, q27, [x9], #32
+	and	v21.16b, v21.16b, v8.16b
+	eor3	v1.16b, v7.16b, v30.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v22.16b
+	eor	v4.16b, v28.16b, v18.16b
+	ldp	q7, q22, [x9], #32
+	eor3	v28.16b, v29.16b, v25.16b, v24.16b
+	eor	v17.16b, v17.16b, v25.16b
+	ldp	q29, q30, [x10], #32
+	and	v3.16b, v3.16b, v23.16b
+	ldp	q23, q31, [x9], #32
+	eor3	v16.16b, v16.16b, v18.16b, v1.16b
+	eor3	v18.16b, v20.16b, v17.16b, v28.16b
+	eor3	v2.16b, v21.16b, v4.16b, v2.16b
+	eor3	v6.16b, v6.16b, v4.16b, v28.16b
+	eor3	v20.16b, v25.16b, v24.16b, v16.16b
+	eor	v3.16b, v3.16b, v18.16b
+	eor	v16.16b, v19.16b, v16.16b
+	eor3	v4.16b, v21.16b, v4.16b, v17.16b
+	eor	v17.16b, v2.16b, v17.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q18, q19, [x9], #32
+	tbl	v21.16b, {v16.16b}, v29.16b
+	tbl	v24.16b, {v20.16b}, v29.16b
+	tbl	v25.16b, {v6.16b}, v29.16b
+	tbl	v28.16b, {v1.16b}, v29.16b
+	tbl	v8.16b, {v2.16b}, v29.16b
+	tbl	v9.16b, {v3.16b}, v29.16b
+	tbl	v10.16b, {v17.16b}, v29.16b
+	tbl	v29.16b, {v4.16b}, v29.16b
+	eor	v16.16b, v16.16b, v21.16b
+	eor	v20.16b, v20.16b, v24.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v1.16b, v1.16b, v28.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v3.16b, v3.16b, v9.16b
+	eor	v17.16b, v17.16b, v10.16b
+	eor	v11.16b, v4.16b, v29.16b
+	tbl	v4.16b, {v16.16b}, v30.16b
+	eor3	v21.16b, v21.16b, v26.16b, v11.16b
+	tbl	v26.16b, {v20.16b}, v30.16b
+	eor3	v16.16b, v24.16b, v27.16b, v16.16b
+	tbl	v24.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v25.16b, v7.16b, v20.16b
+	tbl	v20.16b, {v1.16b}, v30.16b
+	eor3	v6.16b, v28.16b, v22.16b, v6.16b
+	tbl	v22.16b, {v2.16b}, v30.16b
+	eor3	v23.16b, v8.16b, v23.16b, v1.16b
+	tbl	v25.16b, {v3.16b}, v30.16b
+	eor3	v27.16b, v9.16b, v31.16b, v2.16b
+	tbl	v28.16b, {v17.16b}, v30.16b
+	eor3	v18.16b, v10.16b, v18.16b, v3.16b
+	tbl	v30.16b, {v11.16b}, v30.16b
+	eor3	v17.16b, v29.16b, v19.16b, v17.16b
+	eor	v1.16b, v21.16b, v4.16b
+	eor3	v2.16b, v16.16b, v11.16b, v26.16b
+	eor	v3.16b, v7.16b, v24.16b
+	eor3	v4.16b, v6.16b, v11.16b, v20.16b
+	eor3	v6.16b, v23.16b, v11.16b, v22.16b
+	eor	v7.16b, v27.16b, v25.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v17.16b, v17.16b, v30.16b
 	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_47
 	movi	v18.16b, #85
@@ -21835,18 +21835,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v3.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v3.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v4.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v3.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v4.16b, v26.16b, v18.16b
@@ -21898,18 +21898,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -21921,263 +21921,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_48
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1880]
+	ldr	q25, [x0, #0x1890]
+	ldr	q26, [x0, #0x18a0]
+	ldr	q27, [x0, #0x18b0]
+	ldr	q28, [x0, #0x18c0]
+	ldr	q29, [x0, #0x18d0]
+	ldr	q30, [x0, #0x18e0]
+	ldr	q31, [x0, #0x18f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -22197,18 +22197,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -22303,18 +22303,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -22326,263 +22326,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_49
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1880]
+	ldr	q25, [x0, #0x1890]
+	ldr	q26, [x0, #0x18a0]
+	ldr	q27, [x0, #0x18b0]
+	ldr	q28, [x0, #0x18c0]
+	ldr	q29, [x0, #0x18d0]
+	ldr	q30, [x0, #0x18e0]
+	ldr	q31, [x0, #0x18f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -22602,18 +22602,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -22654,32 +22654,32 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	fmov	d1, x9
 	mov	v1.d[1], x10
 	add	v2.16b, v1.16b, v0.16b
-	ldr	q6, [x0]
+	ldr	q7, [x0]
 	ldr	q18, [x6, #544]
 	movi	v4.2d, #0x0000000000000000
 	movi	v5.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v6.16b
-	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v7.16b
+	eor	v2.16b, v2.16b, v7.16b
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
 	tbl	v2.16b, {v2.16b}, v18.16b
 	movi	v18.16b, #85
-	ushr	v19.16b, v4.16b, #1
-	shl	v20.16b, v5.16b, #1
-	ushr	v21.16b, v6.16b, #1
-	ushr	v22.16b, v1.16b, #1
-	shl	v23.16b, v2.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v2.16b, #1
+	ushr	v21.16b, v4.16b, #1
+	shl	v22.16b, v5.16b, #1
+	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bit	v5.16b, v19.16b, v18.16b
-	bit	v2.16b, v22.16b, v18.16b
-	bif	v1.16b, v23.16b, v18.16b
-	bif	v4.16b, v20.16b, v18.16b
-	bit	v7.16b, v21.16b, v18.16b
+	bit	v2.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v4.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
@@ -22702,18 +22702,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
@@ -22725,138 +22725,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v2.16b
 	eor	v20.16b, v17.16b, v6.16b
-	eor3	v21.16b, v16.16b, v7.16b, v1.16b
-	eor	v22.16b, v17.16b, v4.16b
-	eor	v23.16b, v18.16b, v19.16b
-	eor	v24.16b, v2.16b, v21.16b
-	bic	v2.16b, v21.16b, v2.16b
-	eor	v6.16b, v6.16b, v21.16b
-	eor	v25.16b, v17.16b, v21.16b
-	eor3	v26.16b, v16.16b, v5.16b, v23.16b
-	eor3	v4.16b, v5.16b, v4.16b, v23.16b
-	eor	v5.16b, v22.16b, v24.16b
-	and	v27.16b, v1.16b, v6.16b
-	eor	v28.16b, v20.16b, v26.16b
-	eor3	v29.16b, v16.16b, v7.16b, v4.16b
-	eor	v30.16b, v1.16b, v4.16b
-	and	v31.16b, v23.16b, v4.16b
-	eor3	v7.16b, v16.16b, v7.16b, v28.16b
-	eor	v16.16b, v29.16b, v28.16b
-	and	v8.16b, v22.16b, v29.16b
-	and	v9.16b, v5.16b, v30.16b
-	eor	v10.16b, v1.16b, v28.16b
-	and	v11.16b, v19.16b, v7.16b
-	and	v12.16b, v18.16b, v16.16b
-	bcax	v8.16b, v8.16b, v20.16b, v26.16b
-	and	v13.16b, v25.16b, v10.16b
-	bcax	v12.16b, v12.16b, v20.16b, v26.16b
-	eor3	v27.16b, v31.16b, v27.16b, v8.16b
-	eor3	v8.16b, v11.16b, v13.16b, v8.16b
-	eor3	v2.16b, v11.16b, v2.16b, v12.16b
-	eor3	v31.16b, v31.16b, v9.16b, v12.16b
-	eor3	v27.16b, v22.16b, v29.16b, v27.16b
-	eor3	v17.16b, v17.16b, v7.16b, v8.16b
+	eor	v21.16b, v18.16b, v19.16b
+	eor3	v22.16b, v16.16b, v7.16b, v1.16b
+	eor3	v23.16b, v16.16b, v5.16b, v21.16b
+	eor3	v5.16b, v5.16b, v4.16b, v21.16b
+	eor	v24.16b, v20.16b, v23.16b
+	eor3	v25.16b, v16.16b, v7.16b, v5.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v26.16b, v2.16b, v22.16b
+	eor	v27.16b, v25.16b, v24.16b
+	eor	v28.16b, v4.16b, v26.16b
+	eor	v29.16b, v1.16b, v5.16b
+	eor3	v7.16b, v16.16b, v7.16b, v24.16b
+	and	v16.16b, v18.16b, v27.16b
+	bic	v2.16b, v22.16b, v2.16b
+	eor	v6.16b, v6.16b, v22.16b
+	and	v30.16b, v21.16b, v5.16b
+	and	v31.16b, v4.16b, v25.16b
+	and	v8.16b, v19.16b, v7.16b
+	bcax	v16.16b, v16.16b, v20.16b, v23.16b
+	and	v9.16b, v28.16b, v29.16b
+	eor	v10.16b, v17.16b, v22.16b
+	bcax	v31.16b, v31.16b, v20.16b, v23.16b
+	eor	v11.16b, v1.16b, v24.16b
+	eor3	v2.16b, v8.16b, v2.16b, v16.16b
+	and	v12.16b, v1.16b, v6.16b
+	eor3	v16.16b, v30.16b, v9.16b, v16.16b
+	and	v9.16b, v10.16b, v11.16b
+	eor3	v30.16b, v30.16b, v12.16b, v31.16b
 	eor3	v2.16b, v19.16b, v7.16b, v2.16b
-	eor	v26.16b, v26.16b, v31.16b
-	and	v31.16b, v26.16b, v2.16b
-	eor	v8.16b, v27.16b, v31.16b
+	eor	v16.16b, v23.16b, v16.16b
+	eor3	v23.16b, v8.16b, v9.16b, v31.16b
+	eor3	v30.16b, v4.16b, v25.16b, v30.16b
+	and	v31.16b, v16.16b, v2.16b
+	eor3	v17.16b, v17.16b, v7.16b, v23.16b
+	eor	v23.16b, v30.16b, v31.16b
 	eor	v31.16b, v17.16b, v31.16b
-	bsl	v8.16b, v2.16b, v17.16b
-	eor	v9.16b, v31.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v6.16b, v6.16b, v8.16b
-	and	v17.16b, v17.16b, v9.16b
-	eor	v9.16b, v31.16b, v17.16b
-	bsl	v31.16b, v26.16b, v27.16b
-	eor3	v2.16b, v2.16b, v8.16b, v17.16b
-	and	v17.16b, v31.16b, v9.16b
-	eor	v9.16b, v8.16b, v2.16b
-	eor	v8.16b, v31.16b, v8.16b
-	and	v5.16b, v5.16b, v2.16b
-	and	v30.16b, v30.16b, v2.16b
-	and	v25.16b, v25.16b, v31.16b
-	eor3	v17.16b, v26.16b, v27.16b, v17.16b
-	and	v4.16b, v4.16b, v9.16b
-	and	v20.16b, v20.16b, v8.16b
-	and	v26.16b, v10.16b, v31.16b
-	and	v27.16b, v28.16b, v8.16b
-	and	v23.16b, v23.16b, v9.16b
-	eor	v2.16b, v2.16b, v17.16b
-	eor	v28.16b, v31.16b, v17.16b
-	and	v21.16b, v21.16b, v17.16b
-	eor	v1.16b, v4.16b, v1.16b
+	bsl	v23.16b, v2.16b, v17.16b
+	eor	v8.16b, v31.16b, v23.16b
+	and	v1.16b, v1.16b, v23.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v6.16b, v6.16b, v23.16b
+	eor	v8.16b, v31.16b, v17.16b
+	bsl	v31.16b, v16.16b, v30.16b
+	eor3	v2.16b, v2.16b, v23.16b, v17.16b
+	and	v17.16b, v31.16b, v8.16b
+	eor	v8.16b, v23.16b, v2.16b
+	eor3	v16.16b, v16.16b, v30.16b, v17.16b
+	eor	v17.16b, v31.16b, v23.16b
+	eor	v23.16b, v2.16b, v16.16b
+	eor	v30.16b, v31.16b, v16.16b
+	and	v22.16b, v22.16b, v16.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v7.16b, v7.16b, v30.16b
+	eor	v9.16b, v23.16b, v17.16b
+	and	v25.16b, v25.16b, v23.16b
+	and	v19.16b, v19.16b, v30.16b
+	eor	v1.16b, v5.16b, v1.16b
+	eor	v22.16b, v7.16b, v22.16b
+	and	v20.16b, v20.16b, v17.16b
+	and	v27.16b, v27.16b, v9.16b
+	and	v18.16b, v18.16b, v9.16b
+	and	v28.16b, v28.16b, v2.16b
+	and	v2.16b, v29.16b, v2.16b
+	and	v29.16b, v10.16b, v31.16b
+	and	v30.16b, v11.16b, v31.16b
 	and	v17.16b, v24.16b, v17.16b
-	eor	v24.16b, v2.16b, v8.16b
-	and	v7.16b, v7.16b, v28.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v19.16b, v19.16b, v28.16b
-	and	v2.16b, v22.16b, v2.16b
-	ldp	q22, q28, [x10], #32
-	and	v16.16b, v16.16b, v24.16b
-	eor	v21.16b, v7.16b, v21.16b
-	and	v18.16b, v18.16b, v24.16b
-	eor3	v24.16b, v29.16b, v19.16b, v1.16b
-	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x9], #32
-	eor	v16.16b, v16.16b, v21.16b
+	eor3	v24.16b, v25.16b, v19.16b, v1.16b
 	eor	v18.16b, v20.16b, v18.16b
-	eor3	v4.16b, v4.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x9], #32
-	eor3	v25.16b, v25.16b, v16.16b, v24.16b
-	eor	v5.16b, v5.16b, v18.16b
-	eor	v27.16b, v27.16b, v16.16b
-	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x9], #32
-	eor3	v4.16b, v23.16b, v5.16b, v4.16b
-	eor3	v20.16b, v20.16b, v27.16b, v25.16b
-	eor3	v6.16b, v6.16b, v5.16b, v25.16b
-	eor3	v16.16b, v16.16b, v24.16b, v17.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v5.16b, v23.16b, v5.16b, v27.16b
-	eor	v19.16b, v4.16b, v27.16b
-	eor	v2.16b, v2.16b, v20.16b
-	eor	v1.16b, v1.16b, v4.16b
-	tbl	v20.16b, {v16.16b}, v22.16b
-	tbl	v23.16b, {v17.16b}, v22.16b
-	tbl	v24.16b, {v6.16b}, v22.16b
-	tbl	v25.16b, {v4.16b}, v22.16b
-	tbl	v27.16b, {v2.16b}, v22.16b
-	tbl	v31.16b, {v1.16b}, v22.16b
-	tbl	v8.16b, {v19.16b}, v22.16b
-	tbl	v22.16b, {v5.16b}, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v20.16b
-	eor	v6.16b, v6.16b, v24.16b
-	eor	v1.16b, v1.16b, v31.16b
-	eor	v4.16b, v4.16b, v25.16b
-	eor	v2.16b, v2.16b, v27.16b
-	eor	v19.16b, v19.16b, v8.16b
-	eor	v9.16b, v5.16b, v22.16b
-	ldp	q5, q10, [x9], #32
-	tbl	v11.16b, {v17.16b}, v28.16b
-	tbl	v12.16b, {v16.16b}, v28.16b
-	eor3	v17.16b, v20.16b, v26.16b, v17.16b
-	tbl	v20.16b, {v6.16b}, v28.16b
-	eor3	v7.16b, v23.16b, v7.16b, v9.16b
-	eor3	v16.16b, v24.16b, v21.16b, v16.16b
-	tbl	v21.16b, {v1.16b}, v28.16b
-	eor3	v6.16b, v31.16b, v29.16b, v6.16b
-	tbl	v23.16b, {v4.16b}, v28.16b
-	eor3	v18.16b, v25.16b, v18.16b, v1.16b
-	tbl	v24.16b, {v2.16b}, v28.16b
-	eor3	v25.16b, v27.16b, v30.16b, v4.16b
-	tbl	v26.16b, {v19.16b}, v28.16b
-	eor3	v27.16b, v8.16b, v5.16b, v2.16b
-	tbl	v28.16b, {v9.16b}, v28.16b
-	eor3	v19.16b, v22.16b, v10.16b, v19.16b
-	eor	v1.16b, v7.16b, v11.16b
-	eor3	v2.16b, v17.16b, v9.16b, v12.16b
-	eor	v4.16b, v16.16b, v20.16b
-	eor3	v5.16b, v6.16b, v9.16b, v21.16b
-	eor3	v6.16b, v18.16b, v9.16b, v23.16b
-	eor	v7.16b, v25.16b, v24.16b
-	eor	v16.16b, v27.16b, v26.16b
-	eor	v17.16b, v19.16b, v28.16b
+	eor	v25.16b, v27.16b, v22.16b
+	and	v16.16b, v26.16b, v16.16b
+	ldp	q26, q27, [x9], #32
+	and	v21.16b, v21.16b, v8.16b
+	eor3	v1.16b, v7.16b, v30.16b, v1.16b
+	eor3	v2.16b, v5.16b, v2.16b, v22.16b
+	eor	v5.16b, v28.16b, v18.16b
+	ldp	q7, q22, [x9], #32
+	eor3	v28.16b, v29.16b, v25.16b, v24.16b
+	eor	v17.16b, v17.16b, v25.16b
+	ldp	q29, q30, [x10], #32
+	and	v4.16b, v4.16b, v23.16b
+	ldp	q23, q31, [x9], #32
+	eor3	v16.16b, v16.16b, v18.16b, v1.16b
+	eor3	v18.16b, v20.16b, v17.16b, v28.16b
+	eor3	v2.16b, v21.16b, v5.16b, v2.16b
+	eor3	v6.16b, v6.16b, v5.16b, v28.16b
+	eor3	v20.16b, v25.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v16.16b, v19.16b, v16.16b
+	eor3	v5.16b, v21.16b, v5.16b, v17.16b
+	eor	v17.16b, v2.16b, v17.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q18, q19, [x9], #32
+	tbl	v21.16b, {v16.16b}, v29.16b
+	tbl	v24.16b, {v20.16b}, v29.16b
+	tbl	v25.16b, {v6.16b}, v29.16b
+	tbl	v28.16b, {v1.16b}, v29.16b
+	tbl	v8.16b, {v2.16b}, v29.16b
+	tbl	v9.16b, {v4.16b}, v29.16b
+	tbl	v10.16b, {v17.16b}, v29.16b
+	tbl	v29.16b, {v5.16b}, v29.16b
+	eor	v16.16b, v16.16b, v21.16b
+	eor	v20.16b, v20.16b, v24.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v1.16b, v1.16b, v28.16b
+	eor	v2.16b, v2.16b, v8.16b
+	eor	v4.16b, v4.16b, v9.16b
+	eor	v17.16b, v17.16b, v10.16b
+	eor	v11.16b, v5.16b, v29.16b
+	tbl	v5.16b, {v16.16b}, v30.16b
+	eor3	v21.16b, v21.16b, v26.16b, v11.16b
+	tbl	v26.16b, {v20.16b}, v30.16b
+	eor3	v16.16b, v24.16b, v27.16b, v16.16b
+	tbl	v24.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v25.16b, v7.16b, v20.16b
+	tbl	v20.16b, {v1.16b}, v30.16b
+	eor3	v6.16b, v28.16b, v22.16b, v6.16b
+	tbl	v22.16b, {v2.16b}, v30.16b
+	eor3	v23.16b, v8.16b, v23.16b, v1.16b
+	tbl	v25.16b, {v4.16b}, v30.16b
+	eor3	v27.16b, v9.16b, v31.16b, v2.16b
+	tbl	v28.16b, {v17.16b}, v30.16b
+	eor3	v18.16b, v10.16b, v18.16b, v4.16b
+	tbl	v30.16b, {v11.16b}, v30.16b
+	eor3	v17.16b, v29.16b, v19.16b, v17.16b
+	eor	v1.16b, v21.16b, v5.16b
+	eor3	v2.16b, v16.16b, v11.16b, v26.16b
+	eor	v4.16b, v7.16b, v24.16b
+	eor3	v5.16b, v6.16b, v11.16b, v20.16b
+	eor3	v6.16b, v23.16b, v11.16b, v22.16b
+	eor	v7.16b, v27.16b, v25.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v17.16b, v17.16b, v30.16b
 	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_50
 	movi	v18.16b, #85
@@ -22895,18 +22895,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v2.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v2.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v2.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v2.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
@@ -22956,18 +22956,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -22979,263 +22979,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_51
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1880]
+	ldr	q25, [x0, #0x1890]
+	ldr	q26, [x0, #0x18a0]
+	ldr	q27, [x0, #0x18b0]
+	ldr	q28, [x0, #0x18c0]
+	ldr	q29, [x0, #0x18d0]
+	ldr	q30, [x0, #0x18e0]
+	ldr	q31, [x0, #0x18f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -23255,18 +23255,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -23353,18 +23353,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -23376,263 +23376,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x9, x9, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_52
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1880]
+	ldr	q25, [x0, #0x1890]
+	ldr	q26, [x0, #0x18a0]
+	ldr	q27, [x0, #0x18b0]
+	ldr	q28, [x0, #0x18c0]
+	ldr	q29, [x0, #0x18d0]
+	ldr	q30, [x0, #0x18e0]
+	ldr	q31, [x0, #0x18f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -23652,18 +23652,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -23722,31 +23722,31 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	rev	x10, x4
 	fmov	d1, x9
 	mov	v1.d[1], x10
-	ldr	q5, [x0]
+	ldr	q6, [x0]
 	ldr	q18, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	movi	v17.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v18.16b
 	movi	v18.16b, #85
-	shl	v19.16b, v3.16b, #1
-	ushr	v20.16b, v4.16b, #1
-	shl	v21.16b, v5.16b, #1
-	ushr	v22.16b, v6.16b, #1
-	ushr	v23.16b, v1.16b, #1
+	ushr	v19.16b, v1.16b, #1
+	shl	v20.16b, v3.16b, #1
+	ushr	v21.16b, v4.16b, #1
+	shl	v22.16b, v5.16b, #1
+	ushr	v23.16b, v6.16b, #1
 	shl	v24.16b, v7.16b, #1
 	ushr	v25.16b, v16.16b, #1
 	shl	v26.16b, v17.16b, #1
-	bif	v1.16b, v19.16b, v18.16b
-	bit	v5.16b, v20.16b, v18.16b
-	bit	v3.16b, v23.16b, v18.16b
-	bif	v4.16b, v21.16b, v18.16b
-	bit	v7.16b, v22.16b, v18.16b
+	bit	v3.16b, v19.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v5.16b, v21.16b, v18.16b
+	bif	v4.16b, v22.16b, v18.16b
+	bit	v7.16b, v23.16b, v18.16b
 	bif	v6.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v16.16b, v26.16b, v18.16b
@@ -23769,18 +23769,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v3.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
@@ -23792,138 +23792,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v18.16b, v6.16b, v4.16b
 	eor	v19.16b, v17.16b, v3.16b
 	eor	v20.16b, v17.16b, v6.16b
-	eor3	v21.16b, v16.16b, v7.16b, v1.16b
-	eor	v22.16b, v17.16b, v4.16b
-	eor	v23.16b, v18.16b, v19.16b
-	eor	v24.16b, v3.16b, v21.16b
-	bic	v3.16b, v21.16b, v3.16b
-	eor	v6.16b, v6.16b, v21.16b
-	eor	v25.16b, v17.16b, v21.16b
-	eor3	v26.16b, v16.16b, v5.16b, v23.16b
-	eor3	v4.16b, v5.16b, v4.16b, v23.16b
-	eor	v5.16b, v22.16b, v24.16b
-	and	v27.16b, v1.16b, v6.16b
-	eor	v28.16b, v20.16b, v26.16b
-	eor3	v29.16b, v16.16b, v7.16b, v4.16b
-	eor	v30.16b, v1.16b, v4.16b
-	and	v31.16b, v23.16b, v4.16b
-	eor3	v7.16b, v16.16b, v7.16b, v28.16b
-	eor	v16.16b, v29.16b, v28.16b
-	and	v8.16b, v22.16b, v29.16b
-	and	v9.16b, v5.16b, v30.16b
-	eor	v10.16b, v1.16b, v28.16b
-	and	v11.16b, v19.16b, v7.16b
-	and	v12.16b, v18.16b, v16.16b
-	bcax	v8.16b, v8.16b, v20.16b, v26.16b
-	and	v13.16b, v25.16b, v10.16b
-	bcax	v12.16b, v12.16b, v20.16b, v26.16b
-	eor3	v27.16b, v31.16b, v27.16b, v8.16b
-	eor3	v8.16b, v11.16b, v13.16b, v8.16b
-	eor3	v3.16b, v11.16b, v3.16b, v12.16b
-	eor3	v31.16b, v31.16b, v9.16b, v12.16b
-	eor3	v27.16b, v22.16b, v29.16b, v27.16b
-	eor3	v17.16b, v17.16b, v7.16b, v8.16b
+	eor	v21.16b, v18.16b, v19.16b
+	eor3	v22.16b, v16.16b, v7.16b, v1.16b
+	eor3	v23.16b, v16.16b, v5.16b, v21.16b
+	eor3	v5.16b, v5.16b, v4.16b, v21.16b
+	eor	v24.16b, v20.16b, v23.16b
+	eor3	v25.16b, v16.16b, v7.16b, v5.16b
+	eor	v4.16b, v17.16b, v4.16b
+	eor	v26.16b, v3.16b, v22.16b
+	eor	v27.16b, v25.16b, v24.16b
+	eor	v28.16b, v4.16b, v26.16b
+	eor	v29.16b, v1.16b, v5.16b
+	eor3	v7.16b, v16.16b, v7.16b, v24.16b
+	and	v16.16b, v18.16b, v27.16b
+	bic	v3.16b, v22.16b, v3.16b
+	eor	v6.16b, v6.16b, v22.16b
+	and	v30.16b, v21.16b, v5.16b
+	and	v31.16b, v4.16b, v25.16b
+	and	v8.16b, v19.16b, v7.16b
+	bcax	v16.16b, v16.16b, v20.16b, v23.16b
+	and	v9.16b, v28.16b, v29.16b
+	eor	v10.16b, v17.16b, v22.16b
+	bcax	v31.16b, v31.16b, v20.16b, v23.16b
+	eor	v11.16b, v1.16b, v24.16b
+	eor3	v3.16b, v8.16b, v3.16b, v16.16b
+	and	v12.16b, v1.16b, v6.16b
+	eor3	v16.16b, v30.16b, v9.16b, v16.16b
+	and	v9.16b, v10.16b, v11.16b
+	eor3	v30.16b, v30.16b, v12.16b, v31.16b
 	eor3	v3.16b, v19.16b, v7.16b, v3.16b
-	eor	v26.16b, v26.16b, v31.16b
-	and	v31.16b, v26.16b, v3.16b
-	eor	v8.16b, v27.16b, v31.16b
+	eor	v16.16b, v23.16b, v16.16b
+	eor3	v23.16b, v8.16b, v9.16b, v31.16b
+	eor3	v30.16b, v4.16b, v25.16b, v30.16b
+	and	v31.16b, v16.16b, v3.16b
+	eor3	v17.16b, v17.16b, v7.16b, v23.16b
+	eor	v23.16b, v30.16b, v31.16b
 	eor	v31.16b, v17.16b, v31.16b
-	bsl	v8.16b, v3.16b, v17.16b
-	eor	v9.16b, v31.16b, v8.16b
-	and	v1.16b, v1.16b, v8.16b
-	and	v6.16b, v6.16b, v8.16b
-	and	v17.16b, v17.16b, v9.16b
-	eor	v9.16b, v31.16b, v17.16b
-	bsl	v31.16b, v26.16b, v27.16b
-	eor3	v3.16b, v3.16b, v8.16b, v17.16b
-	and	v17.16b, v31.16b, v9.16b
-	eor	v9.16b, v8.16b, v3.16b
-	eor	v8.16b, v31.16b, v8.16b
-	and	v5.16b, v5.16b, v3.16b
-	and	v30.16b, v30.16b, v3.16b
-	and	v25.16b, v25.16b, v31.16b
-	eor3	v17.16b, v26.16b, v27.16b, v17.16b
-	and	v4.16b, v4.16b, v9.16b
-	and	v20.16b, v20.16b, v8.16b
-	and	v26.16b, v10.16b, v31.16b
-	and	v27.16b, v28.16b, v8.16b
-	and	v23.16b, v23.16b, v9.16b
-	eor	v3.16b, v3.16b, v17.16b
-	eor	v28.16b, v31.16b, v17.16b
-	and	v21.16b, v21.16b, v17.16b
-	eor	v1.16b, v4.16b, v1.16b
+	bsl	v23.16b, v3.16b, v17.16b
+	eor	v8.16b, v31.16b, v23.16b
+	and	v1.16b, v1.16b, v23.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v6.16b, v6.16b, v23.16b
+	eor	v8.16b, v31.16b, v17.16b
+	bsl	v31.16b, v16.16b, v30.16b
+	eor3	v3.16b, v3.16b, v23.16b, v17.16b
+	and	v17.16b, v31.16b, v8.16b
+	eor	v8.16b, v23.16b, v3.16b
+	eor3	v16.16b, v16.16b, v30.16b, v17.16b
+	eor	v17.16b, v31.16b, v23.16b
+	eor	v23.16b, v3.16b, v16.16b
+	eor	v30.16b, v31.16b, v16.16b
+	and	v22.16b, v22.16b, v16.16b
+	and	v5.16b, v5.16b, v8.16b
+	and	v7.16b, v7.16b, v30.16b
+	eor	v9.16b, v23.16b, v17.16b
+	and	v25.16b, v25.16b, v23.16b
+	and	v19.16b, v19.16b, v30.16b
+	eor	v1.16b, v5.16b, v1.16b
+	eor	v22.16b, v7.16b, v22.16b
+	and	v20.16b, v20.16b, v17.16b
+	and	v27.16b, v27.16b, v9.16b
+	and	v18.16b, v18.16b, v9.16b
+	and	v28.16b, v28.16b, v3.16b
+	and	v3.16b, v29.16b, v3.16b
+	and	v29.16b, v10.16b, v31.16b
+	and	v30.16b, v11.16b, v31.16b
 	and	v17.16b, v24.16b, v17.16b
-	eor	v24.16b, v3.16b, v8.16b
-	and	v7.16b, v7.16b, v28.16b
-	and	v29.16b, v29.16b, v3.16b
-	and	v19.16b, v19.16b, v28.16b
-	and	v3.16b, v22.16b, v3.16b
-	ldp	q22, q28, [x10], #32
-	and	v16.16b, v16.16b, v24.16b
-	eor	v21.16b, v7.16b, v21.16b
-	and	v18.16b, v18.16b, v24.16b
-	eor3	v24.16b, v29.16b, v19.16b, v1.16b
-	eor3	v1.16b, v7.16b, v26.16b, v1.16b
-	ldp	q7, q26, [x9], #32
-	eor	v16.16b, v16.16b, v21.16b
+	eor3	v24.16b, v25.16b, v19.16b, v1.16b
 	eor	v18.16b, v20.16b, v18.16b
-	eor3	v4.16b, v4.16b, v30.16b, v21.16b
-	ldp	q21, q29, [x9], #32
-	eor3	v25.16b, v25.16b, v16.16b, v24.16b
-	eor	v5.16b, v5.16b, v18.16b
-	eor	v27.16b, v27.16b, v16.16b
-	eor3	v17.16b, v17.16b, v18.16b, v1.16b
-	ldp	q18, q30, [x9], #32
-	eor3	v4.16b, v23.16b, v5.16b, v4.16b
-	eor3	v20.16b, v20.16b, v27.16b, v25.16b
-	eor3	v6.16b, v6.16b, v5.16b, v25.16b
-	eor3	v16.16b, v16.16b, v24.16b, v17.16b
-	eor	v17.16b, v19.16b, v17.16b
-	eor3	v5.16b, v23.16b, v5.16b, v27.16b
-	eor	v19.16b, v4.16b, v27.16b
-	eor	v3.16b, v3.16b, v20.16b
-	eor	v1.16b, v1.16b, v4.16b
-	tbl	v20.16b, {v16.16b}, v22.16b
-	tbl	v23.16b, {v17.16b}, v22.16b
-	tbl	v24.16b, {v6.16b}, v22.16b
-	tbl	v25.16b, {v4.16b}, v22.16b
-	tbl	v27.16b, {v3.16b}, v22.16b
-	tbl	v31.16b, {v1.16b}, v22.16b
-	tbl	v8.16b, {v19.16b}, v22.16b
-	tbl	v22.16b, {v5.16b}, v22.16b
-	eor	v17.16b, v17.16b, v23.16b
-	eor	v16.16b, v16.16b, v20.16b
-	eor	v6.16b, v6.16b, v24.16b
-	eor	v1.16b, v1.16b, v31.16b
-	eor	v4.16b, v4.16b, v25.16b
-	eor	v3.16b, v3.16b, v27.16b
-	eor	v19.16b, v19.16b, v8.16b
-	eor	v9.16b, v5.16b, v22.16b
-	ldp	q5, q10, [x9], #32
-	tbl	v11.16b, {v17.16b}, v28.16b
-	tbl	v12.16b, {v16.16b}, v28.16b
-	eor3	v17.16b, v20.16b, v26.16b, v17.16b
-	tbl	v20.16b, {v6.16b}, v28.16b
-	eor3	v7.16b, v23.16b, v7.16b, v9.16b
-	eor3	v16.16b, v24.16b, v21.16b, v16.16b
-	tbl	v21.16b, {v1.16b}, v28.16b
-	eor3	v6.16b, v31.16b, v29.16b, v6.16b
-	tbl	v23.16b, {v4.16b}, v28.16b
-	eor3	v18.16b, v25.16b, v18.16b, v1.16b
-	tbl	v24.16b, {v3.16b}, v28.16b
-	eor3	v25.16b, v27.16b, v30.16b, v4.16b
-	tbl	v26.16b, {v19.16b}, v28.16b
-	eor3	v27.16b, v8.16b, v5.16b, v3.16b
-	tbl	v28.16b, {v9.16b}, v28.16b
-	eor3	v19.16b, v22.16b, v10.16b, v19.16b
-	eor	v1.16b, v7.16b, v11.16b
-	eor3	v3.16b, v17.16b, v9.16b, v12.16b
-	eor	v4.16b, v16.16b, v20.16b
-	eor3	v5.16b, v6.16b, v9.16b, v21.16b
-	eor3	v6.16b, v18.16b, v9.16b, v23.16b
-	eor	v7.16b, v25.16b, v24.16b
-	eor	v16.16b, v27.16b, v26.16b
-	eor	v17.16b, v19.16b, v28.16b
+	eor	v25.16b, v27.16b, v22.16b
+	and	v16.16b, v26.16b, v16.16b
+	ldp	q26, q27, [x9], #32
+	and	v21.16b, v21.16b, v8.16b
+	eor3	v1.16b, v7.16b, v30.16b, v1.16b
+	eor3	v3.16b, v5.16b, v3.16b, v22.16b
+	eor	v5.16b, v28.16b, v18.16b
+	ldp	q7, q22, [x9], #32
+	eor3	v28.16b, v29.16b, v25.16b, v24.16b
+	eor	v17.16b, v17.16b, v25.16b
+	ldp	q29, q30, [x10], #32
+	and	v4.16b, v4.16b, v23.16b
+	ldp	q23, q31, [x9], #32
+	eor3	v16.16b, v16.16b, v18.16b, v1.16b
+	eor3	v18.16b, v20.16b, v17.16b, v28.16b
+	eor3	v3.16b, v21.16b, v5.16b, v3.16b
+	eor3	v6.16b, v6.16b, v5.16b, v28.16b
+	eor3	v20.16b, v25.16b, v24.16b, v16.16b
+	eor	v4.16b, v4.16b, v18.16b
+	eor	v16.16b, v19.16b, v16.16b
+	eor3	v5.16b, v21.16b, v5.16b, v17.16b
+	eor	v17.16b, v3.16b, v17.16b
+	eor	v1.16b, v1.16b, v3.16b
+	ldp	q18, q19, [x9], #32
+	tbl	v21.16b, {v16.16b}, v29.16b
+	tbl	v24.16b, {v20.16b}, v29.16b
+	tbl	v25.16b, {v6.16b}, v29.16b
+	tbl	v28.16b, {v1.16b}, v29.16b
+	tbl	v8.16b, {v3.16b}, v29.16b
+	tbl	v9.16b, {v4.16b}, v29.16b
+	tbl	v10.16b, {v17.16b}, v29.16b
+	tbl	v29.16b, {v5.16b}, v29.16b
+	eor	v16.16b, v16.16b, v21.16b
+	eor	v20.16b, v20.16b, v24.16b
+	eor	v6.16b, v6.16b, v25.16b
+	eor	v1.16b, v1.16b, v28.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v4.16b, v4.16b, v9.16b
+	eor	v17.16b, v17.16b, v10.16b
+	eor	v11.16b, v5.16b, v29.16b
+	tbl	v5.16b, {v16.16b}, v30.16b
+	eor3	v21.16b, v21.16b, v26.16b, v11.16b
+	tbl	v26.16b, {v20.16b}, v30.16b
+	eor3	v16.16b, v24.16b, v27.16b, v16.16b
+	tbl	v24.16b, {v6.16b}, v30.16b
+	eor3	v7.16b, v25.16b, v7.16b, v20.16b
+	tbl	v20.16b, {v1.16b}, v30.16b
+	eor3	v6.16b, v28.16b, v22.16b, v6.16b
+	tbl	v22.16b, {v3.16b}, v30.16b
+	eor3	v23.16b, v8.16b, v23.16b, v1.16b
+	tbl	v25.16b, {v4.16b}, v30.16b
+	eor3	v27.16b, v9.16b, v31.16b, v3.16b
+	tbl	v28.16b, {v17.16b}, v30.16b
+	eor3	v18.16b, v10.16b, v18.16b, v4.16b
+	tbl	v30.16b, {v11.16b}, v30.16b
+	eor3	v17.16b, v29.16b, v19.16b, v17.16b
+	eor	v1.16b, v21.16b, v5.16b
+	eor3	v3.16b, v16.16b, v11.16b, v26.16b
+	eor	v4.16b, v7.16b, v24.16b
+	eor3	v5.16b, v6.16b, v11.16b, v20.16b
+	eor3	v6.16b, v23.16b, v11.16b, v22.16b
+	eor	v7.16b, v27.16b, v25.16b
+	eor	v16.16b, v18.16b, v28.16b
+	eor	v17.16b, v17.16b, v30.16b
 	subs	x11, x11, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_53
 	movi	v18.16b, #85
@@ -23962,18 +23962,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v7.16b, v26.16b, v18.16b
 	movi	v18.16b, #15
 	ushr	v19.16b, v1.16b, #4
-	ushr	v20.16b, v3.16b, #4
-	shl	v21.16b, v6.16b, #4
-	ushr	v22.16b, v4.16b, #4
-	shl	v23.16b, v7.16b, #4
+	shl	v20.16b, v6.16b, #4
+	ushr	v21.16b, v3.16b, #4
+	shl	v22.16b, v7.16b, #4
+	ushr	v23.16b, v4.16b, #4
 	shl	v24.16b, v16.16b, #4
 	ushr	v25.16b, v5.16b, #4
 	shl	v26.16b, v17.16b, #4
 	bit	v6.16b, v19.16b, v18.16b
-	bif	v1.16b, v21.16b, v18.16b
-	bit	v7.16b, v20.16b, v18.16b
-	bif	v3.16b, v23.16b, v18.16b
-	bit	v16.16b, v22.16b, v18.16b
+	bif	v1.16b, v20.16b, v18.16b
+	bit	v7.16b, v21.16b, v18.16b
+	bif	v3.16b, v22.16b, v18.16b
+	bit	v16.16b, v23.16b, v18.16b
 	bif	v4.16b, v24.16b, v18.16b
 	bit	v17.16b, v25.16b, v18.16b
 	bif	v5.16b, v26.16b, v18.16b
@@ -24022,18 +24022,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -24045,263 +24045,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_54
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1880]
+	ldr	q25, [x0, #0x1890]
+	ldr	q26, [x0, #0x18a0]
+	ldr	q27, [x0, #0x18b0]
+	ldr	q28, [x0, #0x18c0]
+	ldr	q29, [x0, #0x18d0]
+	ldr	q30, [x0, #0x18e0]
+	ldr	q31, [x0, #0x18f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -24321,18 +24321,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -24472,18 +24472,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -24495,138 +24495,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_55
 	movi	v17.16b, #85
@@ -24665,18 +24665,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -24716,18 +24716,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -24739,263 +24739,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_56
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1880]
+	ldr	q25, [x0, #0x1890]
+	ldr	q26, [x0, #0x18a0]
+	ldr	q27, [x0, #0x18b0]
+	ldr	q28, [x0, #0x18c0]
+	ldr	q29, [x0, #0x18d0]
+	ldr	q30, [x0, #0x18e0]
+	ldr	q31, [x0, #0x18f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -25015,18 +25015,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -25063,34 +25063,34 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	add	v2.16b, v1.16b, v0.16b
 	add	v3.16b, v2.16b, v0.16b
 	add	v4.16b, v3.16b, v0.16b
-	ldr	q7, [x0]
+	ldr	q16, [x0]
 	ldr	q17, [x6, #544]
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v7.16b
-	eor	v2.16b, v2.16b, v7.16b
-	eor	v3.16b, v3.16b, v7.16b
-	eor	v4.16b, v4.16b, v7.16b
 	movi	v7.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v16.16b
+	eor	v2.16b, v2.16b, v16.16b
+	eor	v3.16b, v3.16b, v16.16b
+	eor	v4.16b, v4.16b, v16.16b
 	movi	v16.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	tbl	v3.16b, {v3.16b}, v17.16b
 	tbl	v4.16b, {v4.16b}, v17.16b
 	movi	v17.16b, #85
-	ushr	v18.16b, v5.16b, #1
-	ushr	v19.16b, v1.16b, #1
-	shl	v20.16b, v2.16b, #1
-	ushr	v21.16b, v3.16b, #1
-	shl	v22.16b, v4.16b, #1
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bit	v2.16b, v19.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v4.16b, v21.16b, v17.16b
-	bif	v3.16b, v22.16b, v17.16b
-	bit	v6.16b, v18.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -25113,18 +25113,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -25136,138 +25136,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_57
 	movi	v17.16b, #85
@@ -25306,18 +25306,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -25361,18 +25361,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -25384,263 +25384,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_58
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1880]
+	ldr	q25, [x0, #0x1890]
+	ldr	q26, [x0, #0x18a0]
+	ldr	q27, [x0, #0x18b0]
+	ldr	q28, [x0, #0x18c0]
+	ldr	q29, [x0, #0x18d0]
+	ldr	q30, [x0, #0x18e0]
+	ldr	q31, [x0, #0x18f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -25660,18 +25660,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -25698,32 +25698,32 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	fmov	d1, x7
 	mov	v1.d[1], x8
 	add	v2.16b, v1.16b, v0.16b
-	ldr	q5, [x0]
+	ldr	q6, [x0]
 	ldr	q17, [x6, #544]
 	movi	v3.2d, #0x0000000000000000
 	movi	v4.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v5.16b
-	eor	v2.16b, v2.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v6.16b
+	eor	v2.16b, v2.16b, v6.16b
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v17.16b
 	tbl	v2.16b, {v2.16b}, v17.16b
 	movi	v17.16b, #85
-	ushr	v18.16b, v3.16b, #1
-	shl	v19.16b, v4.16b, #1
-	ushr	v20.16b, v5.16b, #1
-	ushr	v21.16b, v1.16b, #1
-	shl	v22.16b, v2.16b, #1
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bit	v4.16b, v18.16b, v17.16b
-	bit	v2.16b, v21.16b, v17.16b
-	bif	v1.16b, v22.16b, v17.16b
-	bif	v3.16b, v19.16b, v17.16b
-	bit	v6.16b, v20.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -25746,18 +25746,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -25769,138 +25769,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_59
 	movi	v17.16b, #85
@@ -25939,18 +25939,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -25996,18 +25996,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -26019,335 +26019,260 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_60
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
-	movi	v17.16b, #51
-	ushr	v18.16b, v1.16b, #2
-	shl	v19.16b, v3.16b, #2
-	ushr	v20.16b, v2.16b, #2
-	shl	v21.16b, v4.16b, #2
-	ushr	v22.16b, v5.16b, #2
-	shl	v23.16b, v7.16b, #2
-	ushr	v24.16b, v6.16b, #2
-	shl	v25.16b, v16.16b, #2
-	bit	v3.16b, v18.16b, v17.16b
-	bif	v1.16b, v19.16b, v17.16b
-	bit	v4.16b, v20.16b, v17.16b
-	bif	v2.16b, v21.16b, v17.16b
-	bit	v7.16b, v22.16b, v17.16b
-	bif	v5.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v6.16b, v25.16b, v17.16b
-	movi	v17.16b, #15
-	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
-	shl	v23.16b, v7.16b, #4
-	ushr	v24.16b, v4.16b, #4
-	shl	v25.16b, v16.16b, #4
-	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
-	bif	v3.16b, v23.16b, v17.16b
-	bit	v16.16b, v24.16b, v17.16b
-	bif	v4.16b, v25.16b, v17.16b
-	ldp	q3, q4, [x2], #32
-	eor	v1.16b, v1.16b, v3.16b
-	eor	v2.16b, v2.16b, v4.16b
-	stp	q1, q2, [x1], #32
-	adds	x4, x4, #2
-	adc	x5, x5, xzr
-	sub	x3, x3, #32
-	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top256
-.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single256:
-	rev	x7, x5
-	rev	x8, x4
-	fmov	d1, x7
-	mov	v1.d[1], x8
-	ldr	q4, [x0]
-	ldr	q17, [x6, #544]
-	movi	v2.2d, #0x0000000000000000
-	movi	v3.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v4.16b
-	movi	v4.2d, #0x0000000000000000
-	movi	v5.2d, #0x0000000000000000
-	movi	v6.2d, #0x0000000000000000
-	movi	v7.2d, #0x0000000000000000
-	movi	v16.2d, #0x0000000000000000
-	tbl	v1.16b, {v1.16b}, v17.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1880]
+	ldr	q25, [x0, #0x1890]
+	ldr	q26, [x0, #0x18a0]
+	ldr	q27, [x0, #0x18b0]
+	ldr	q28, [x0, #0x18c0]
+	ldr	q29, [x0, #0x18d0]
+	ldr	q30, [x0, #0x18e0]
+	ldr	q31, [x0, #0x18f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
 	movi	v17.16b, #85
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	ushr	v22.16b, v1.16b, #1
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bif	v1.16b, v18.16b, v17.16b
-	bit	v4.16b, v19.16b, v17.16b
-	bit	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v20.16b, v17.16b
-	bit	v6.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -26370,18 +26295,93 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v3.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v4.16b, v25.16b, v17.16b
+	ldp	q3, q4, [x2], #32
+	eor	v1.16b, v1.16b, v3.16b
+	eor	v2.16b, v2.16b, v4.16b
+	stp	q1, q2, [x1], #32
+	adds	x4, x4, #2
+	adc	x5, x5, xzr
+	sub	x3, x3, #32
+	b	.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_top256
+.Laesgen_neon_bitsliced_face_r2_xor_stream_plain_single256:
+	rev	x7, x5
+	rev	x8, x4
+	fmov	d1, x7
+	mov	v1.d[1], x8
+	ldr	q5, [x0]
+	ldr	q17, [x6, #544]
+	movi	v2.2d, #0x0000000000000000
+	movi	v3.2d, #0x0000000000000000
+	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
+	movi	v5.2d, #0x0000000000000000
+	movi	v6.2d, #0x0000000000000000
+	movi	v7.2d, #0x0000000000000000
+	movi	v16.2d, #0x0000000000000000
+	tbl	v1.16b, {v1.16b}, v17.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
+	movi	v17.16b, #51
+	ushr	v18.16b, v1.16b, #2
+	shl	v19.16b, v3.16b, #2
+	ushr	v20.16b, v2.16b, #2
+	shl	v21.16b, v4.16b, #2
+	ushr	v22.16b, v5.16b, #2
+	shl	v23.16b, v7.16b, #2
+	ushr	v24.16b, v6.16b, #2
+	shl	v25.16b, v16.16b, #2
+	bit	v3.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v6.16b, v25.16b, v17.16b
+	movi	v17.16b, #15
+	ushr	v18.16b, v1.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
+	shl	v23.16b, v7.16b, #4
+	ushr	v24.16b, v4.16b, #4
+	shl	v25.16b, v16.16b, #4
+	bit	v5.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -26393,138 +26393,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_61
 	movi	v17.16b, #85
@@ -26563,18 +26563,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -26621,18 +26621,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -26644,263 +26644,263 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x8], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x7], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x7], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x7], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x7], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x7], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x7], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x8], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x7], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x7], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_62
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldr	q21, [x0, #0x1880]
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldr	q6, [x0, #0x1890]
-	ldr	q25, [x0, #0x18a0]
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldr	q20, [x0, #0x18b0]
-	ldr	q27, [x0, #0x18c0]
-	ldr	q28, [x0, #0x18d0]
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldr	q17, [x0, #0x18e0]
-	ldr	q29, [x0, #0x18f0]
-	movi	v30.16b, #85
-	eor3	v31.16b, v22.16b, v4.16b, v3.16b
-	eor3	v3.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v18.16b, v22.16b, v4.16b, v26.16b
-	eor	v19.16b, v31.16b, v26.16b
-	eor	v4.16b, v2.16b, v3.16b
-	eor	v22.16b, v1.16b, v31.16b
-	eor	v2.16b, v7.16b, v6.16b
-	eor	v1.16b, v16.16b, v21.16b
-	eor	v3.16b, v5.16b, v25.16b
-	eor	v5.16b, v31.16b, v27.16b
-	eor	v6.16b, v4.16b, v28.16b
-	eor	v4.16b, v22.16b, v20.16b
-	eor	v7.16b, v19.16b, v17.16b
-	eor	v16.16b, v18.16b, v29.16b
-	ushr	v17.16b, v1.16b, #1
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	shl	v22.16b, v6.16b, #1
-	ushr	v23.16b, v7.16b, #1
-	shl	v24.16b, v16.16b, #1
-	bit	v2.16b, v17.16b, v30.16b
-	bif	v1.16b, v18.16b, v30.16b
-	bit	v4.16b, v19.16b, v30.16b
-	bif	v3.16b, v20.16b, v30.16b
-	bit	v6.16b, v21.16b, v30.16b
-	bif	v5.16b, v22.16b, v30.16b
-	bit	v16.16b, v23.16b, v30.16b
-	bif	v7.16b, v24.16b, v30.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	eor3	v6.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldr	q21, [x0, #0x1880]
+	ldr	q25, [x0, #0x1890]
+	ldr	q26, [x0, #0x18a0]
+	ldr	q27, [x0, #0x18b0]
+	ldr	q28, [x0, #0x18c0]
+	ldr	q29, [x0, #0x18d0]
+	ldr	q30, [x0, #0x18e0]
+	ldr	q31, [x0, #0x18f0]
+	and	v3.16b, v3.16b, v22.16b
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v6.16b
+	eor3	v19.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v6.16b
+	eor3	v2.16b, v24.16b, v23.16b, v7.16b
+	eor	v6.16b, v3.16b, v17.16b
+	eor	v3.16b, v18.16b, v7.16b
+	eor3	v17.16b, v20.16b, v4.16b, v16.16b
+	eor	v7.16b, v19.16b, v16.16b
+	eor	v4.16b, v1.16b, v19.16b
+	eor	v1.16b, v3.16b, v21.16b
+	eor	v2.16b, v2.16b, v25.16b
+	eor	v3.16b, v5.16b, v26.16b
+	eor	v4.16b, v4.16b, v27.16b
+	eor	v5.16b, v19.16b, v28.16b
+	eor	v6.16b, v6.16b, v29.16b
+	eor	v7.16b, v7.16b, v30.16b
+	eor	v16.16b, v17.16b, v31.16b
+	movi	v17.16b, #85
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
+	shl	v23.16b, v6.16b, #1
+	ushr	v24.16b, v7.16b, #1
+	shl	v25.16b, v16.16b, #1
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
+	bif	v5.16b, v23.16b, v17.16b
+	bit	v16.16b, v24.16b, v17.16b
+	bif	v7.16b, v25.16b, v17.16b
 	movi	v17.16b, #51
 	ushr	v18.16b, v1.16b, #2
 	shl	v19.16b, v3.16b, #2
@@ -26920,18 +26920,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -26974,31 +26974,31 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	rev	x9, x7
 	fmov	d1, x8
 	mov	v1.d[1], x9
-	ldr	q4, [x0]
+	ldr	q5, [x0]
 	ldr	q17, [x6, #544]
 	movi	v2.2d, #0x0000000000000000
 	movi	v3.2d, #0x0000000000000000
-	eor	v1.16b, v1.16b, v4.16b
 	movi	v4.2d, #0x0000000000000000
+	eor	v1.16b, v1.16b, v5.16b
 	movi	v5.2d, #0x0000000000000000
 	movi	v6.2d, #0x0000000000000000
 	movi	v7.2d, #0x0000000000000000
 	movi	v16.2d, #0x0000000000000000
 	tbl	v1.16b, {v1.16b}, v17.16b
 	movi	v17.16b, #85
-	shl	v18.16b, v2.16b, #1
-	ushr	v19.16b, v3.16b, #1
-	shl	v20.16b, v4.16b, #1
-	ushr	v21.16b, v5.16b, #1
-	ushr	v22.16b, v1.16b, #1
+	ushr	v18.16b, v1.16b, #1
+	shl	v19.16b, v2.16b, #1
+	ushr	v20.16b, v3.16b, #1
+	shl	v21.16b, v4.16b, #1
+	ushr	v22.16b, v5.16b, #1
 	shl	v23.16b, v6.16b, #1
 	ushr	v24.16b, v7.16b, #1
 	shl	v25.16b, v16.16b, #1
-	bif	v1.16b, v18.16b, v17.16b
-	bit	v4.16b, v19.16b, v17.16b
-	bit	v2.16b, v22.16b, v17.16b
-	bif	v3.16b, v20.16b, v17.16b
-	bit	v6.16b, v21.16b, v17.16b
+	bit	v2.16b, v18.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v4.16b, v20.16b, v17.16b
+	bif	v3.16b, v21.16b, v17.16b
+	bit	v6.16b, v22.16b, v17.16b
 	bif	v5.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v7.16b, v25.16b, v17.16b
@@ -27021,18 +27021,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -27044,138 +27044,138 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v17.16b, v5.16b, v3.16b
 	eor	v18.16b, v16.16b, v2.16b
 	eor	v19.16b, v16.16b, v5.16b
-	eor3	v20.16b, v7.16b, v6.16b, v1.16b
-	eor	v21.16b, v16.16b, v3.16b
-	eor	v22.16b, v17.16b, v18.16b
-	eor	v23.16b, v2.16b, v20.16b
-	bic	v2.16b, v20.16b, v2.16b
-	eor	v5.16b, v5.16b, v20.16b
-	eor	v24.16b, v16.16b, v20.16b
-	eor3	v25.16b, v7.16b, v4.16b, v22.16b
-	eor3	v3.16b, v4.16b, v3.16b, v22.16b
-	eor	v4.16b, v21.16b, v23.16b
-	and	v26.16b, v1.16b, v5.16b
-	eor	v27.16b, v19.16b, v25.16b
-	eor3	v28.16b, v7.16b, v6.16b, v3.16b
-	eor	v29.16b, v1.16b, v3.16b
-	and	v30.16b, v22.16b, v3.16b
-	eor3	v6.16b, v7.16b, v6.16b, v27.16b
-	eor	v7.16b, v28.16b, v27.16b
-	and	v31.16b, v21.16b, v28.16b
-	and	v8.16b, v4.16b, v29.16b
-	eor	v9.16b, v1.16b, v27.16b
-	and	v10.16b, v18.16b, v6.16b
-	and	v11.16b, v17.16b, v7.16b
-	bcax	v31.16b, v31.16b, v19.16b, v25.16b
-	and	v12.16b, v24.16b, v9.16b
-	bcax	v11.16b, v11.16b, v19.16b, v25.16b
-	eor3	v26.16b, v30.16b, v26.16b, v31.16b
-	eor3	v31.16b, v10.16b, v12.16b, v31.16b
-	eor3	v2.16b, v10.16b, v2.16b, v11.16b
-	eor3	v30.16b, v30.16b, v8.16b, v11.16b
-	eor3	v26.16b, v21.16b, v28.16b, v26.16b
-	eor3	v16.16b, v16.16b, v6.16b, v31.16b
+	eor	v20.16b, v17.16b, v18.16b
+	eor3	v21.16b, v7.16b, v6.16b, v1.16b
+	eor3	v22.16b, v7.16b, v4.16b, v20.16b
+	eor3	v4.16b, v4.16b, v3.16b, v20.16b
+	eor	v23.16b, v19.16b, v22.16b
+	eor3	v24.16b, v7.16b, v6.16b, v4.16b
+	eor	v3.16b, v16.16b, v3.16b
+	eor	v25.16b, v2.16b, v21.16b
+	eor	v26.16b, v24.16b, v23.16b
+	eor	v27.16b, v3.16b, v25.16b
+	eor	v28.16b, v1.16b, v4.16b
+	eor3	v6.16b, v7.16b, v6.16b, v23.16b
+	and	v7.16b, v17.16b, v26.16b
+	bic	v2.16b, v21.16b, v2.16b
+	eor	v5.16b, v5.16b, v21.16b
+	and	v29.16b, v20.16b, v4.16b
+	and	v30.16b, v3.16b, v24.16b
+	and	v31.16b, v18.16b, v6.16b
+	bcax	v7.16b, v7.16b, v19.16b, v22.16b
+	and	v8.16b, v27.16b, v28.16b
+	eor	v9.16b, v16.16b, v21.16b
+	bcax	v30.16b, v30.16b, v19.16b, v22.16b
+	eor	v10.16b, v1.16b, v23.16b
+	eor3	v2.16b, v31.16b, v2.16b, v7.16b
+	and	v11.16b, v1.16b, v5.16b
+	eor3	v7.16b, v29.16b, v8.16b, v7.16b
+	and	v8.16b, v9.16b, v10.16b
+	eor3	v29.16b, v29.16b, v11.16b, v30.16b
 	eor3	v2.16b, v18.16b, v6.16b, v2.16b
-	eor	v25.16b, v25.16b, v30.16b
-	and	v30.16b, v25.16b, v2.16b
-	eor	v31.16b, v26.16b, v30.16b
+	eor	v7.16b, v22.16b, v7.16b
+	eor3	v22.16b, v31.16b, v8.16b, v30.16b
+	eor3	v29.16b, v3.16b, v24.16b, v29.16b
+	and	v30.16b, v7.16b, v2.16b
+	eor3	v16.16b, v16.16b, v6.16b, v22.16b
+	eor	v22.16b, v29.16b, v30.16b
 	eor	v30.16b, v16.16b, v30.16b
-	bsl	v31.16b, v2.16b, v16.16b
-	eor	v8.16b, v30.16b, v31.16b
-	and	v1.16b, v1.16b, v31.16b
-	and	v5.16b, v5.16b, v31.16b
-	and	v16.16b, v16.16b, v8.16b
-	eor	v8.16b, v30.16b, v16.16b
-	bsl	v30.16b, v25.16b, v26.16b
-	eor3	v2.16b, v2.16b, v31.16b, v16.16b
-	and	v16.16b, v30.16b, v8.16b
-	eor	v8.16b, v31.16b, v2.16b
-	eor	v31.16b, v30.16b, v31.16b
-	and	v4.16b, v4.16b, v2.16b
-	and	v29.16b, v29.16b, v2.16b
-	and	v24.16b, v24.16b, v30.16b
-	eor3	v16.16b, v25.16b, v26.16b, v16.16b
-	and	v3.16b, v3.16b, v8.16b
-	and	v19.16b, v19.16b, v31.16b
-	and	v25.16b, v9.16b, v30.16b
-	and	v26.16b, v27.16b, v31.16b
-	and	v22.16b, v22.16b, v8.16b
-	eor	v2.16b, v2.16b, v16.16b
-	eor	v27.16b, v30.16b, v16.16b
-	and	v20.16b, v20.16b, v16.16b
-	eor	v1.16b, v3.16b, v1.16b
+	bsl	v22.16b, v2.16b, v16.16b
+	eor	v31.16b, v30.16b, v22.16b
+	and	v1.16b, v1.16b, v22.16b
+	and	v16.16b, v16.16b, v31.16b
+	and	v5.16b, v5.16b, v22.16b
+	eor	v31.16b, v30.16b, v16.16b
+	bsl	v30.16b, v7.16b, v29.16b
+	eor3	v2.16b, v2.16b, v22.16b, v16.16b
+	and	v16.16b, v30.16b, v31.16b
+	eor	v31.16b, v22.16b, v2.16b
+	eor3	v7.16b, v7.16b, v29.16b, v16.16b
+	eor	v16.16b, v30.16b, v22.16b
+	eor	v22.16b, v2.16b, v7.16b
+	eor	v29.16b, v30.16b, v7.16b
+	and	v21.16b, v21.16b, v7.16b
+	and	v4.16b, v4.16b, v31.16b
+	and	v6.16b, v6.16b, v29.16b
+	eor	v8.16b, v22.16b, v16.16b
+	and	v24.16b, v24.16b, v22.16b
+	and	v18.16b, v18.16b, v29.16b
+	eor	v1.16b, v4.16b, v1.16b
+	eor	v21.16b, v6.16b, v21.16b
+	and	v19.16b, v19.16b, v16.16b
+	and	v26.16b, v26.16b, v8.16b
+	and	v17.16b, v17.16b, v8.16b
+	and	v27.16b, v27.16b, v2.16b
+	and	v2.16b, v28.16b, v2.16b
+	and	v28.16b, v9.16b, v30.16b
+	and	v29.16b, v10.16b, v30.16b
 	and	v16.16b, v23.16b, v16.16b
-	eor	v23.16b, v2.16b, v31.16b
-	and	v6.16b, v6.16b, v27.16b
-	and	v28.16b, v28.16b, v2.16b
-	and	v18.16b, v18.16b, v27.16b
-	and	v2.16b, v21.16b, v2.16b
-	ldp	q21, q27, [x9], #32
-	and	v7.16b, v7.16b, v23.16b
-	eor	v20.16b, v6.16b, v20.16b
-	and	v17.16b, v17.16b, v23.16b
-	eor3	v23.16b, v28.16b, v18.16b, v1.16b
-	eor3	v1.16b, v6.16b, v25.16b, v1.16b
-	ldp	q6, q25, [x8], #32
-	eor	v7.16b, v7.16b, v20.16b
+	eor3	v23.16b, v24.16b, v18.16b, v1.16b
 	eor	v17.16b, v19.16b, v17.16b
-	eor3	v3.16b, v3.16b, v29.16b, v20.16b
-	ldp	q20, q28, [x8], #32
-	eor3	v24.16b, v24.16b, v7.16b, v23.16b
-	eor	v4.16b, v4.16b, v17.16b
-	eor	v26.16b, v26.16b, v7.16b
-	eor3	v16.16b, v16.16b, v17.16b, v1.16b
-	ldp	q17, q29, [x8], #32
-	eor3	v3.16b, v22.16b, v4.16b, v3.16b
-	eor3	v19.16b, v19.16b, v26.16b, v24.16b
-	eor3	v5.16b, v5.16b, v4.16b, v24.16b
-	eor3	v7.16b, v7.16b, v23.16b, v16.16b
-	eor	v16.16b, v18.16b, v16.16b
-	eor3	v4.16b, v22.16b, v4.16b, v26.16b
-	eor	v18.16b, v3.16b, v26.16b
-	eor	v2.16b, v2.16b, v19.16b
-	eor	v1.16b, v1.16b, v3.16b
-	tbl	v19.16b, {v7.16b}, v21.16b
-	tbl	v22.16b, {v16.16b}, v21.16b
-	tbl	v23.16b, {v5.16b}, v21.16b
-	tbl	v24.16b, {v3.16b}, v21.16b
-	tbl	v26.16b, {v2.16b}, v21.16b
-	tbl	v30.16b, {v1.16b}, v21.16b
-	tbl	v31.16b, {v18.16b}, v21.16b
-	tbl	v21.16b, {v4.16b}, v21.16b
-	eor	v16.16b, v16.16b, v22.16b
-	eor	v7.16b, v7.16b, v19.16b
-	eor	v5.16b, v5.16b, v23.16b
-	eor	v1.16b, v1.16b, v30.16b
-	eor	v3.16b, v3.16b, v24.16b
-	eor	v2.16b, v2.16b, v26.16b
-	eor	v18.16b, v18.16b, v31.16b
-	eor	v8.16b, v4.16b, v21.16b
-	ldp	q4, q9, [x8], #32
-	tbl	v10.16b, {v16.16b}, v27.16b
-	tbl	v11.16b, {v7.16b}, v27.16b
-	eor3	v16.16b, v19.16b, v25.16b, v16.16b
-	tbl	v19.16b, {v5.16b}, v27.16b
-	eor3	v6.16b, v22.16b, v6.16b, v8.16b
-	eor3	v7.16b, v23.16b, v20.16b, v7.16b
-	tbl	v20.16b, {v1.16b}, v27.16b
-	eor3	v5.16b, v30.16b, v28.16b, v5.16b
-	tbl	v22.16b, {v3.16b}, v27.16b
-	eor3	v17.16b, v24.16b, v17.16b, v1.16b
-	tbl	v23.16b, {v2.16b}, v27.16b
-	eor3	v24.16b, v26.16b, v29.16b, v3.16b
-	tbl	v25.16b, {v18.16b}, v27.16b
-	eor3	v26.16b, v31.16b, v4.16b, v2.16b
-	tbl	v27.16b, {v8.16b}, v27.16b
-	eor3	v18.16b, v21.16b, v9.16b, v18.16b
-	eor	v1.16b, v6.16b, v10.16b
-	eor3	v2.16b, v16.16b, v8.16b, v11.16b
-	eor	v3.16b, v7.16b, v19.16b
-	eor3	v4.16b, v5.16b, v8.16b, v20.16b
-	eor3	v5.16b, v17.16b, v8.16b, v22.16b
-	eor	v6.16b, v24.16b, v23.16b
-	eor	v7.16b, v26.16b, v25.16b
-	eor	v16.16b, v18.16b, v27.16b
+	eor	v24.16b, v26.16b, v21.16b
+	and	v7.16b, v25.16b, v7.16b
+	ldp	q25, q26, [x8], #32
+	and	v20.16b, v20.16b, v31.16b
+	eor3	v1.16b, v6.16b, v29.16b, v1.16b
+	eor3	v2.16b, v4.16b, v2.16b, v21.16b
+	eor	v4.16b, v27.16b, v17.16b
+	ldp	q6, q21, [x8], #32
+	eor3	v27.16b, v28.16b, v24.16b, v23.16b
+	eor	v16.16b, v16.16b, v24.16b
+	ldp	q28, q29, [x9], #32
+	and	v3.16b, v3.16b, v22.16b
+	ldp	q22, q30, [x8], #32
+	eor3	v7.16b, v7.16b, v17.16b, v1.16b
+	eor3	v17.16b, v19.16b, v16.16b, v27.16b
+	eor3	v2.16b, v20.16b, v4.16b, v2.16b
+	eor3	v5.16b, v5.16b, v4.16b, v27.16b
+	eor3	v19.16b, v24.16b, v23.16b, v7.16b
+	eor	v3.16b, v3.16b, v17.16b
+	eor	v7.16b, v18.16b, v7.16b
+	eor3	v4.16b, v20.16b, v4.16b, v16.16b
+	eor	v16.16b, v2.16b, v16.16b
+	eor	v1.16b, v1.16b, v2.16b
+	ldp	q17, q18, [x8], #32
+	tbl	v20.16b, {v7.16b}, v28.16b
+	tbl	v23.16b, {v19.16b}, v28.16b
+	tbl	v24.16b, {v5.16b}, v28.16b
+	tbl	v27.16b, {v1.16b}, v28.16b
+	tbl	v31.16b, {v2.16b}, v28.16b
+	tbl	v8.16b, {v3.16b}, v28.16b
+	tbl	v9.16b, {v16.16b}, v28.16b
+	tbl	v28.16b, {v4.16b}, v28.16b
+	eor	v7.16b, v7.16b, v20.16b
+	eor	v19.16b, v19.16b, v23.16b
+	eor	v5.16b, v5.16b, v24.16b
+	eor	v1.16b, v1.16b, v27.16b
+	eor	v2.16b, v2.16b, v31.16b
+	eor	v3.16b, v3.16b, v8.16b
+	eor	v16.16b, v16.16b, v9.16b
+	eor	v10.16b, v4.16b, v28.16b
+	tbl	v4.16b, {v7.16b}, v29.16b
+	eor3	v20.16b, v20.16b, v25.16b, v10.16b
+	tbl	v25.16b, {v19.16b}, v29.16b
+	eor3	v7.16b, v23.16b, v26.16b, v7.16b
+	tbl	v23.16b, {v5.16b}, v29.16b
+	eor3	v6.16b, v24.16b, v6.16b, v19.16b
+	tbl	v19.16b, {v1.16b}, v29.16b
+	eor3	v5.16b, v27.16b, v21.16b, v5.16b
+	tbl	v21.16b, {v2.16b}, v29.16b
+	eor3	v22.16b, v31.16b, v22.16b, v1.16b
+	tbl	v24.16b, {v3.16b}, v29.16b
+	eor3	v26.16b, v8.16b, v30.16b, v2.16b
+	tbl	v27.16b, {v16.16b}, v29.16b
+	eor3	v17.16b, v9.16b, v17.16b, v3.16b
+	tbl	v29.16b, {v10.16b}, v29.16b
+	eor3	v16.16b, v28.16b, v18.16b, v16.16b
+	eor	v1.16b, v20.16b, v4.16b
+	eor3	v2.16b, v7.16b, v10.16b, v25.16b
+	eor	v3.16b, v6.16b, v23.16b
+	eor3	v4.16b, v5.16b, v10.16b, v19.16b
+	eor3	v5.16b, v22.16b, v10.16b, v21.16b
+	eor	v6.16b, v26.16b, v24.16b
+	eor	v7.16b, v17.16b, v27.16b
+	eor	v16.16b, v16.16b, v29.16b
 	subs	x10, x10, #1
 	b.ne	.Laesgen_neon_bitsliced_face_r2_xor_stream_bs_round_63
 	movi	v17.16b, #85
@@ -27214,18 +27214,18 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	bif	v6.16b, v25.16b, v17.16b
 	movi	v17.16b, #15
 	ushr	v18.16b, v1.16b, #4
-	ushr	v19.16b, v2.16b, #4
-	shl	v20.16b, v5.16b, #4
-	ushr	v21.16b, v3.16b, #4
-	shl	v22.16b, v6.16b, #4
+	shl	v19.16b, v5.16b, #4
+	ushr	v20.16b, v2.16b, #4
+	shl	v21.16b, v6.16b, #4
+	ushr	v22.16b, v3.16b, #4
 	shl	v23.16b, v7.16b, #4
 	ushr	v24.16b, v4.16b, #4
 	shl	v25.16b, v16.16b, #4
 	bit	v5.16b, v18.16b, v17.16b
-	bif	v1.16b, v20.16b, v17.16b
-	bit	v6.16b, v19.16b, v17.16b
-	bif	v2.16b, v22.16b, v17.16b
-	bit	v7.16b, v21.16b, v17.16b
+	bif	v1.16b, v19.16b, v17.16b
+	bit	v6.16b, v20.16b, v17.16b
+	bif	v2.16b, v21.16b, v17.16b
+	bit	v7.16b, v22.16b, v17.16b
 	bif	v3.16b, v23.16b, v17.16b
 	bit	v16.16b, v24.16b, v17.16b
 	bif	v4.16b, v25.16b, v17.16b
@@ -27261,7 +27261,6 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v10.16b, v10.16b, v10.16b
 	eor	v11.16b, v11.16b, v11.16b
 	eor	v12.16b, v12.16b, v12.16b
-	eor	v13.16b, v13.16b, v13.16b
 	eor	v16.16b, v16.16b, v16.16b
 	eor	v17.16b, v17.16b, v17.16b
 	eor	v18.16b, v18.16b, v18.16b
@@ -27280,7 +27279,7 @@ aesgen_neon_bitsliced_face_r2_xor_stream:
 	eor	v31.16b, v31.16b, v31.16b
 	ldp	d8, d9, [sp]
 	ldp	d10, d11, [sp, #16]
-	ldp	d12, d13, [sp, #32]
+	ldr	d12, [sp, #32]
 	add	sp, sp, #48
 	ret
 	.size	aesgen_neon_bitsliced_face_r2_xor_stream, .-aesgen_neon_bitsliced_face_r2_xor_stream

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .paths import TARGETS
+from .uarch import load_uarch
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,12 @@ class Preset:
     # [gcm] zmm_batch: registers of 4 blocks a GCM batch on zmm (one reduction each; the
     # aggregation depth is 4 x this), chosen from the figures recorded in the preset file
     gcm_zmm_batch: int = 4
+    # the microarchitecture model (targets/uarch/<uarch>.toml) the generator's choices read
+    uarch: str = ""
+
+    def model(self):
+        """The preset's microarchitecture model (uarch.py)."""
+        return load_uarch(self.uarch, self.source.parent / "uarch")
 
     def method(self, name: str) -> MethodChoice | None:
         return next((m for m in self.methods if m.variant == name), None)
@@ -92,7 +99,10 @@ def load_preset(path: Path) -> Preset:
     preset = Preset(d["name"], d["arch"], d["description"], tuple(d["features"]),
                     d["mca_cpu"], d["zmm_lowers_clock"], methods, path, _match(d.get("match")),
                     d.get("gcm", {}).get("multiply", "schoolbook"),
-                    d.get("gcm", {}).get("zmm_batch", 4))
+                    d.get("gcm", {}).get("zmm_batch", 4), d.get("uarch", ""))
+    if not preset.uarch:
+        raise TargetError(f"{path.name}: no uarch (the microarchitecture model in "
+                          "targets/uarch/ whose facts the generator's choices read)")
     if preset.gcm_multiply not in ("schoolbook", "karatsuba"):
         raise TargetError(f"{path.name}: [gcm] multiply must be schoolbook or karatsuba, "
                           f"not {preset.gcm_multiply!r}")

@@ -96,7 +96,7 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
                                             interleave, encoding, req.prefix,
                                             choice.width, name,
                                             req.preset.gcm_multiply if desc.aead
-                                            else "schoolbook"))
+                                            else "schoolbook", uarch=req.preset.uarch))
     return specs
 
 
@@ -192,6 +192,7 @@ def manifest_text(req: GenerateRequest, compiled: list[CompiledKernel],
         "arch": req.preset.arch,
         "preset_features": list(req.preset.features),
         "mca_cpu": req.preset.mca_cpu,
+        "uarch": req.preset.uarch,
         "key_bits": list(req.key_bits),
         "prefix": req.prefix,
         "files": sorted(list(files) + ["manifest.json"]),

@@ -45,7 +45,9 @@ from ..dsl.operands import Imm, Mem, Reg
 from ..netlist.emit import emit_lowering
 from ..netlist.library import load as load_library_netlist
 from ..netlist.lower import Lowering, lower
+from ..netlist.timing import core_from_model
 from ..netlist.transform import strip_output_constant
+from ..uarch import model_for
 from . import ctx_layout as L
 from .engines import RoundEngine, Keys
 from .slice_layout import IDENTITY, ROT1, ROT2, SWAPMOVES, inverse, layout, rotation
@@ -60,10 +62,12 @@ SCRATCH_SLOTS = 32          # spill slots of the S-box lowerings (each one regis
 
 
 @lru_cache(maxsize=None)
-def sbox_lowering(strategy: str) -> tuple[Lowering, int]:
-    """The netlist without its output constant, lowered; and that constant (0x63)."""
+def sbox_lowering(strategy: str, uarch: str = "") -> tuple[Lowering, int]:
+    """The netlist without its output constant, lowered (for the two-operand form, the
+    fastest on the core of microarchitecture model ``uarch``); and that constant (0x63)."""
     stripped, constant = strip_output_constant(load_library_netlist(NETLIST))
-    return lower(stripped, strategy), constant
+    core = core_from_model(model_for(uarch, "x86_64")) if strategy == "two_operand" else None
+    return lower(stripped, strategy, core=core), constant
 
 
 def key_slices_size(spec: KernelSpec) -> int:
@@ -88,7 +92,7 @@ class BitslicedEngine(RoundEngine):
         super().__init__(spec)
         self.resident_keys = False
         self.strategy = STRATEGY[spec.encoding]
-        _, self.constant = sbox_lowering(self.strategy)
+        _, self.constant = sbox_lowering(self.strategy, spec.uarch)
 
     # --- context ----------------------------------------------------------------------
     def context_extra(self) -> int:
@@ -165,7 +169,7 @@ class BitslicedEngine(RoundEngine):
                 self._swapmove(b, v, regs[hi], regs[lo], n, mask)
 
     def _sbox(self, at: Area, b, v, slices: list[Reg], strategy: str) -> list[Reg]:
-        lowering, _ = sbox_lowering(strategy)
+        lowering, _ = sbox_lowering(strategy, self.spec.uarch)
         width = slices[0].width
         outs = emit_lowering(b, v, lowering, [slices[7 - j] for j in range(8)],
                              self._slot(at, width))

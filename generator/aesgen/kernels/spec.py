@@ -53,6 +53,9 @@ class KernelSpec:
     hash_multiply: str = "schoolbook"
     # the counter policy (modes/counter.py): "" is the mode's default (CTR be128, GCM inc32)
     counter: str = ""
+    # the microarchitecture model (targets/uarch/<uarch>.toml) the kernel's choices are made
+    # for: the preset's; "" is the instruction set's reference model (uarch.REFERENCE_UARCH)
+    uarch: str = ""
 
     def __post_init__(self) -> None:
         if self.hash_multiply not in ("schoolbook", "karatsuba"):

@@ -53,7 +53,7 @@ from .format import Gate, Netlist
 from .schedule import Op, best_schedule, candidate_orders, gate_ops, max_live
 
 from .lowering import DESTRUCTIVE, MI, ONES, SEMANTICS, Lowering, is_mem, mem
-from .timing import cycles_per_round
+from .timing import Core, cycles_per_round, reference_core
 
 
 # ------------------------------------------------------------------------------------------
@@ -360,10 +360,11 @@ TIMED_CANDIDATES = 16
 def lower_gates(netlist: Netlist, strategy: str, registers: int = 16, tries: int = 32,
                 plans: int = 96, objective: str = "instructions", *,
                 keep_near: tuple[int, ...] = TIMED_KEEP_NEAR,
-                timed: int = TIMED_CANDIDATES) -> Lowering:
+                timed: int = TIMED_CANDIDATES, core: Core | None = None) -> Lowering:
     """The gates of ``netlist`` in the order and with the spills that minimise
     ``objective``: "instructions" (then peak live values), or "cycles" (two_operand only:
-    the timing model's estimate for the bit-sliced SSE round, see the constants above)."""
+    the timing model's estimate for the bit-sliced SSE round on ``core``, by default the
+    reference core; see the constants above)."""
     two = strategy == "two_operand"
     ops = gate_ops(netlist)
     if objective == "instructions":
@@ -392,7 +393,7 @@ def lower_gates(netlist: Netlist, strategy: str, registers: int = 16, tries: int
     for rank, order, m, near in sorted(shortlist.values(), key=lambda r: r[0]):
         low = _gate_lowering(netlist, strategy, order, m, registers, objective="cycles",
                              keep_near=near)
-        key = (cycles_per_round(low), rank)
+        key = (cycles_per_round(low, core or reference_core()), rank)
         if best is None or key < best[0]:
             best = (key, low)
     return replace(best[1], cycles=best[0][0])
@@ -581,7 +582,7 @@ DEFAULT_OBJECTIVE = {"two_operand": "cycles"}
 
 def _counted(fn):
     """A strategy with no timing model: only the instruction count can choose."""
-    def lower_counted(netlist: Netlist, objective: str) -> Lowering:
+    def lower_counted(netlist: Netlist, objective: str, core: Core | None) -> Lowering:
         if objective != "instructions":
             raise ValueError(f"no timing model for this strategy (objective {objective!r})")
         return fn(netlist)
@@ -590,7 +591,7 @@ def _counted(fn):
 
 STRATEGIES = {
     "two_operand": ("SSE, two-operand, 16 xmm",
-                    lambda n, o: lower_gates(n, "two_operand", 16, objective=o)),
+                    lambda n, o, c: lower_gates(n, "two_operand", 16, objective=o, core=c)),
     "three_operand": ("AVX/AVX2, three-operand, 16 ymm",
                       _counted(lambda n: lower_gates(n, "three_operand", 16))),
     "ternary": ("AVX-512, VPTERNLOGD cones, 32 zmm",
@@ -601,21 +602,25 @@ STRATEGIES = {
 }
 
 
-def lower(netlist: Netlist, strategy: str, objective: str | None = None) -> Lowering:
+def lower(netlist: Netlist, strategy: str, objective: str | None = None,
+          core: Core | None = None) -> Lowering:
     """``netlist`` lowered for ``strategy``, chosen by ``objective``: "instructions" (the
-    fewest), or "cycles" (the fastest by the timing model, two_operand only). The default
-    is ``DEFAULT_OBJECTIVE`` for the strategy, else "instructions"."""
+    fewest), or "cycles" (the fastest by the timing model on ``core``, the preset's
+    microarchitecture; two_operand only). The default objective is ``DEFAULT_OBJECTIVE``
+    for the strategy, else "instructions"."""
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
     objective = objective or DEFAULT_OBJECTIVE.get(strategy, "instructions")
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r} (known: {', '.join(OBJECTIVES)})")
-    return _lower(netlist, strategy, objective)
+    if objective != "cycles":
+        core = None                     # the count does not depend on the core
+    return _lower(netlist, strategy, objective, core)
 
 
 @lru_cache(maxsize=None)
-def _lower(netlist: Netlist, strategy: str, objective: str) -> Lowering:
-    return STRATEGIES[strategy][1](netlist, objective)
+def _lower(netlist: Netlist, strategy: str, objective: str, core: Core | None) -> Lowering:
+    return STRATEGIES[strategy][1](netlist, objective, core)
 
 
 def run(lowering: Lowering, inputs=INPUTS, mask: int = ALL) -> list[int]:

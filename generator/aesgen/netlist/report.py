@@ -40,7 +40,7 @@ from __future__ import annotations
 from .emit import ENCODING, check_compiled, compile_lowering
 from .library import all_netlists
 from .lower import DEFAULT_OBJECTIVE, STRATEGIES, check_lowering, lower
-from .timing import cycles_per_round
+from .timing import cycles_per_round, reference_core
 from .transform import strip_output_constant
 
 SEED_004 = {"gates": 117, "instructions": 163, "copies": 35, "strategy": "two_operand",
@@ -72,7 +72,7 @@ def netlist_row(netlist, strategy: str, objective: str = "instructions", *,
         "strategy": strategy,
         "objective": objective,
         "default": objective == DEFAULT_OBJECTIVE.get(strategy, "instructions"),
-        "cycles": cycles_per_round(low) if timed else None,
+        "cycles": cycles_per_round(low, reference_core()) if timed else None,
         "keep_near": low.keep_near,
         "target": STRATEGIES[strategy][0],
         "operations": low.operations,
@@ -85,7 +85,7 @@ def netlist_row(netlist, strategy: str, objective: str = "instructions", *,
         "consts": low.count("const"),
         "max_live": low.max_live,
         "no_constant": stripped.instructions,
-        "no_constant_cycles": cycles_per_round(stripped) if timed else None,
+        "no_constant_cycles": cycles_per_round(stripped, reference_core()) if timed else None,
         "registers": low.registers,
         "fits": low.fits,
         "compiled": compiled,

@@ -36,7 +36,8 @@ are a few KiB, always in L1), memory disambiguation (no store address is ever un
 bank conflicts, and moves that the renamer fails to eliminate. Port contention from the
 loop's scalar uops is ignored (they have ports 6 and 10 of their own).
 
-Where the figures come from. ``GOLDEN_COVE``: the port layout, widths and buffer sizes
+Where the figures come from: the preset's microarchitecture model (targets/uarch/, read
+through ``core_from_model``). For Golden Cove (targets/uarch/golden-cove.toml): the port layout, widths and buffer sizes
 are Intel's published figures for the Golden Cove performance core (12th-generation Core,
 4th-generation Xeon; the optimization reference manual, 248966, and Intel's Architecture
 Day 2021 disclosure): allocation 6 a cycle, vector logic on ports 0, 1 and 5, PSHUFB on
@@ -64,29 +65,47 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+from ..uarch import model_for
 from .lowering import ONES, Lowering, is_mem
 
 
 @dataclass(frozen=True)
 class Core:
-    """An out-of-order x86 core, as much of it as the model uses (see the module text)."""
+    """An out-of-order x86 core, as much of it as the model uses (see the module text).
+    Built from a microarchitecture model's facts (``core_from_model``), never typed here."""
 
     name: str
-    alloc_width: int = 6
-    alu_ports: tuple[int, ...] = (0, 1, 5)
-    shuffle_ports: tuple[int, ...] = (1, 5)
-    loads_per_cycle: int = 3
-    stores_per_cycle: int = 2
-    alu_latency: int = 1
-    load_latency: int = 5
-    forward_latency: int = 6
-    scheduler: int = 97
-    rob: int = 512
-    retire_width: int = 8
+    alloc_width: int
+    alu_ports: tuple[int, ...]
+    shuffle_ports: tuple[int, ...]
+    loads_per_cycle: int
+    stores_per_cycle: int
+    alu_latency: int
+    load_latency: int
+    forward_latency: int
+    scheduler: int
+    rob: int
+    retire_width: int
 
 
-GOLDEN_COVE = Core("golden-cove")
+@lru_cache(maxsize=None)
+def reference_core() -> Core:
+    """The core of the x86 reference model (uarch.REFERENCE_UARCH): what a lowering is timed
+    on when no preset names one."""
+    return core_from_model(model_for("", "x86_64"))
+
+
+def core_from_model(model) -> Core:
+    """The core of a microarchitecture model (uarch.py): its [core] facts and the latencies
+    of PXOR and of a load. A model without one of them cannot time a lowering; the error
+    names the model's file and the fact."""
+    f = model.fact
+    return Core(model.name, f("issue_width"), tuple(f("vector_alu_ports")),
+                tuple(f("vector_shuffle_ports")), f("loads_per_cycle"), f("stores_per_cycle"),
+                model.latency("vector_logic"), model.latency("load"),
+                f("store_forward_latency"), f("scheduler"), f("rob"), f("retire_width"))
 
 
 # --- the round around the S-box -------------------------------------------------------------
@@ -335,8 +354,8 @@ def _simulate(st: _Stream, core: Core) -> list[int]:
     return done
 
 
-def cycles_per_round(low: Lowering, shape: RoundShape = SSE_ROUND,
-                     core: Core = GOLDEN_COVE, rounds: int = 6) -> float:
+def cycles_per_round(low: Lowering, core: Core, shape: RoundShape = SSE_ROUND,
+                     rounds: int = 6) -> float:
     """Steady-state cycles a round, for ``low`` (a two_operand lowering) in ``shape`` on
     ``core``: ``rounds`` rounds run back to back, and the time between the ends of the
     second and the last round, divided by the rounds in between."""

@@ -94,7 +94,8 @@ from .. import ctx_layout as L
 from ..slice_layout import ROT1, ROT2, SWAPMOVES, inverse, layout, rotation
 from ..spec import ROUNDS, KernelSpec
 from .engines import A64Engine, expand_key_words
-from .schedule import scheduled
+from ...uarch import model_for
+from .schedule import latencies_of, scheduled
 
 NETLIST = "bp113"
 STRATEGY = {"neon": "neon", "neon-sha3": "neon_sha3"}
@@ -157,6 +158,7 @@ class NeonBitslicedEngine(A64Engine):
         self.strategy = STRATEGY[spec.encoding]
         self.sha3 = spec.encoding == "neon-sha3"
         self.lowering, self.constant = sbox_lowering(self.strategy)
+        self.latencies = latencies_of(model_for(spec.uarch, "aarch64"))
         self.origin = ORIGIN[spec.face]
         # the S-box's peak plus the skeleton's counter step and FACE cache
         if self.lowering.max_live + 2 > 32:
@@ -290,7 +292,7 @@ class NeonBitslicedEngine(A64Engine):
 
     def _round(self, k, b, keys: BsKeys, regs: list[Reg], r: int) -> None:
         """One round, inline: regs (layout pi_{r-1}) -> regs (layout pi_r)."""
-        with scheduled(b, SCHEDULE_BUDGET, regs):
+        with scheduled(b, SCHEDULE_BUDGET, self.latencies, regs):
             self._round_body(k, b, keys, regs, r)
 
     def _round_body(self, k, b, keys: BsKeys, regs: list[Reg], r: int) -> None:
@@ -314,7 +316,7 @@ class NeonBitslicedEngine(A64Engine):
         top = b.label("bs_round")
         b.bind(top)
         with b.repeat(trips):
-            with scheduled(b, SCHEDULE_BUDGET, regs):
+            with scheduled(b, SCHEDULE_BUDGET, self.latencies, regs):
                 s = self._sbox(b, regs)
                 c1, c2 = b.vec(128), b.vec(128)
                 a.ldp(c1.q, c2.q, Mem(256, base=cp, disp=32, writeback="post"))
@@ -336,14 +338,14 @@ class NeonBitslicedEngine(A64Engine):
         if not 1 <= m <= 8:
             raise ValueError(f"neon-bitsliced takes 1 to 8 blocks a call, not {m}")
         regs = list(blocks)
-        with scheduled(b, SCHEDULE_BUDGET, regs):      # regs grows by the padding inside
+        with scheduled(b, SCHEDULE_BUDGET, self.latencies, regs):      # regs grows by the padding inside
             start = self._enter(b, keys, blocks, regs, start)
         mc_stop = min(stop, nr - 1)
         with b.phase("rounds_0_2"):
             self._rounds_range(k, b, keys, regs, start, min(mc_stop, 2))
         with b.phase("rounds_3_nr"):
             self._rounds_range(k, b, keys, regs, max(start, 3), mc_stop)
-        with scheduled(b, SCHEDULE_BUDGET, blocks):
+        with scheduled(b, SCHEDULE_BUDGET, self.latencies, blocks):
             self._leave(k, b, keys, blocks, regs, stop, nr)
 
     def _enter(self, b, keys: BsKeys, blocks: list[Reg], regs: list[Reg], start: int) -> int:

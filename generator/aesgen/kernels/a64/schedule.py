@@ -10,7 +10,8 @@ scheduler reorders a stretch emitted through the DSL before register allocation:
   write-after-write on every register (vector and general, including post-index bases);
   memory operations keep their order when the stretch stores anything;
 * a simple in-order machine: one instruction a cycle, an instruction issues when its
-  inputs are ready; among the instructions whose predecessors are placed it takes the one
+  inputs are ready, with the latencies of the preset's microarchitecture model (a vector
+  result, a load, an integer result: ``Latencies``, from targets/uarch/); among the instructions whose predecessors are placed it takes the one
   that can issue first, then the longest latency path to the end;
 * a window: only the first ``window`` instructions not yet placed (in emission order)
   compete, which keeps the register pressure near that of the emitted order;
@@ -26,23 +27,32 @@ from __future__ import annotations
 
 import contextlib
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ...dsl.builder import KernelBuilder
 from ...dsl.ir import Instruction
 from ...dsl.operands import A64_VEC, Mem, Reg, VList
 
-VECTOR_LATENCY = 6
-LOAD_LATENCY = 4
-GP_LATENCY = 1
+@dataclass(frozen=True)
+class Latencies:
+    """Cycles until a result can be used, by what produces it."""
+    vector: int     # an Advanced SIMD result (EOR, TBL, ...)
+    load: int       # a load
+    gp: int         # an integer result
 
 
-def _latency(ins: Instruction) -> int:
+def latencies_of(model) -> Latencies:
+    """A microarchitecture model's (uarch.py) latencies of EOR, LD1 and ADD."""
+    return Latencies(model.latency("vector_logic"), model.latency("load"),
+                     model.latency("gp_add"))
+
+
+def _latency(ins: Instruction, lat: Latencies) -> int:
     if any(isinstance(op, Mem) for op in ins.operands):
-        return LOAD_LATENCY
+        return lat.load
     if any(r.cls == A64_VEC for r in ins.registers_written()):
-        return VECTOR_LATENCY
-    return GP_LATENCY
+        return lat.vector
+    return lat.gp
 
 
 def _writes_memory(ins: Instruction) -> bool:
@@ -53,8 +63,8 @@ def _writes_memory(ins: Instruction) -> bool:
 WINDOW = 32
 
 
-def schedule(code: list[Instruction], budget: int, keep: set = frozenset(),
-             window: int | None = None) -> list[Instruction]:
+def schedule(code: list[Instruction], budget: int, latencies: Latencies,
+             keep: set = frozenset(), window: int | None = None) -> list[Instruction]:
     window = WINDOW if window is None else window
     n = len(code)
     if n < 3:
@@ -74,7 +84,7 @@ def schedule(code: list[Instruction], budget: int, keep: set = frozenset(),
         for k in rd:
             if k in last_write:
                 w = last_write[k]
-                preds[i][w] = max(preds[i].get(w, 0), _latency(code[w]))
+                preds[i][w] = max(preds[i].get(w, 0), _latency(code[w], latencies))
             v = (k, last_write.get(k, -1))
             if k[0] == A64_VEC:
                 value_reads[v] += 1
@@ -103,7 +113,7 @@ def schedule(code: list[Instruction], budget: int, keep: set = frozenset(),
             succs[p].append(i)
     height = [0] * n
     for i in reversed(range(n)):
-        height[i] = _latency(code[i]) + max((height[s] for s in succs[i]), default=0)
+        height[i] = _latency(code[i], latencies) + max((height[s] for s in succs[i]), default=0)
 
     remaining = dict(value_reads)
     live = {v for v in value_reads if v[1] == -1}
@@ -168,7 +178,7 @@ def schedule(code: list[Instruction], budget: int, keep: set = frozenset(),
 
 
 @contextlib.contextmanager
-def scheduled(b: KernelBuilder, budget: int, keep=()):
+def scheduled(b: KernelBuilder, budget: int, latencies: Latencies, keep=()):
     """Reorder the instructions emitted inside (no labels or branches allowed)."""
     start = len(b.function.body)
     yield
@@ -176,7 +186,7 @@ def scheduled(b: KernelBuilder, budget: int, keep=()):
     if not all(isinstance(x, Instruction) and not x.is_jump for x in items):
         raise ValueError("scheduled(): a label or branch inside the stretch")
     keys = {r.key for r in keep}
-    b.function.body[start:] = _rename(b, schedule(items, budget, keys), keys)
+    b.function.body[start:] = _rename(b, schedule(items, budget, latencies, keys), keys)
 
 
 def _rename(b: KernelBuilder, code: list[Instruction], keep: set) -> list[Instruction]:
