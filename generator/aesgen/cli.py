@@ -601,6 +601,121 @@ def test(no_pytest: bool, no_harness: bool, gtest_filter: str | None) -> None:
     sys.exit(code)
 
 
+@main.command()
+@click.option("--cpu", default="native", show_default=True, metavar="PRESET|native",
+              help="Preset whose microarchitecture model (its `uarch` key) and llvm-mca "
+                   "model the measurements are shown beside, and --write's base model.")
+@click.option("--processes", default=3, show_default=True, type=click.IntRange(1, 50),
+              help="Run the microbenchmark program this many times, one after the other; "
+                   "figures are medians over the processes ± half their spread.")
+@click.option("--quick", is_flag=True, help="Fewer repetitions and shorter loops.")
+@click.option("--write", "write_path", default=None, metavar="PATH.toml",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a model file: measured facts cite `measured`, the rest are copied "
+                   "from the preset's model with their sources.")
+@click.option("--name", default=None, metavar="NAME",
+              help="The model's name in --write's file (default: the file's stem, which is "
+                   "what load_uarch expects, e.g. host for host.toml).")
+@click.option("--force", is_flag=True, help="Let --write replace an existing file.")
+def calibrate(cpu, processes, quick, write_path, name, force) -> None:
+    """Measure this core: latency and instructions a cycle of each instruction class.
+
+    \b
+    For each class of targets/uarch models the host CPU has (pxor, pshufb, movdqu load,
+    aesenc, vaesenc ymm/zmm, pclmulqdq, vpclmulqdq ymm/zmm, vpternlogd, gf2p8affineqb,
+    add), a C program of inline-asm loops times a dependent chain (latency) and 12
+    independent streams (throughput); also store-to-load forwarding, stores a cycle, and
+    whether AESENC and PCLMULQDQ share pipes (interleaved vs. apart). TSC ticks become core
+    cycles through a chain of 64-bit ADD (1 cycle each) timed beside every loop; an IMUL
+    chain (3 cycles) checks that. A class the CPU lacks is listed as skipped with the flag.
+    x86-64 only; needs gcc or cc. Examples:
+      aesgen calibrate --quick
+      aesgen calibrate --cpu znver3 --processes 5
+      aesgen calibrate --write targets/uarch/my-host.toml
+    """
+    import datetime
+    import os
+    import re
+
+    from .calibrate import microbench as MB
+    from .calibrate import report as R
+    from .targets import host_arch
+    from .uarch import UarchError, load_uarch
+    from .uarch_mca import mca_timings, mca_version
+    from .report.compare import mca_tool
+
+    if host_arch() != "x86_64":
+        raise UserError(f"aesgen calibrate measures x86-64 cores only; this machine is "
+                        f"{host_arch()}")
+    if MB.find_compiler() is None:
+        raise UserError("aesgen calibrate needs a C compiler: none of $CC, gcc, cc is on PATH")
+    preset = _preset_named(cpu)
+    if preset.arch != "x86_64":
+        raise UserError(f"preset {preset.name} is for {preset.arch}; this host is x86_64")
+    if write_path is not None:
+        if write_path.suffix != ".toml":
+            raise UserError(f"--write {write_path}: model files are TOML; give a path ending "
+                            "in .toml")
+        if write_path.exists() and not force:
+            raise UserError(f"--write {write_path}: the file exists; pass --force to "
+                            "replace it")
+        folder = write_path.parent
+        if not folder.is_dir():
+            raise UserError(f"--write {write_path}: folder {folder} does not exist")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise UserError(f"--write {write_path}: folder {folder} is not writable")
+        name = name or write_path.stem
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
+            raise UserError(f"bad model name {name!r}: letters, digits, - and _ only")
+        if name != write_path.stem:
+            click.echo(f"aesgen calibrate: note: model {name!r} in {write_path.name}; "
+                       "load_uarch finds a model only in <name>.toml", err=True)
+    elif name is not None:
+        raise UserError("--name names the model --write writes; give --write too")
+
+    context = [f"preset {preset.name} ({'chosen for this CPU' if cpu == 'native' else '--cpu'})"]
+    model_name = preset.uarch
+    base = None
+    if not model_name:
+        context.append(f"model column left out: preset {preset.name} names no "
+                       "microarchitecture model (no `uarch` key)")
+    else:
+        try:
+            base = load_uarch(model_name, preset.source.parent / "uarch")
+            context.append(f"model: {model_name} ({R.display_path(base.path)})")
+        except UarchError as e:
+            context.append(f"model column left out: {e}")
+        if base is not None and base.arch != "x86_64":
+            context[-1] = f"model column left out: model {model_name} is for {base.arch}"
+            base = None
+    mca = {}
+    if mca_tool() is None:
+        context.append("mca column left out: llvm-mca is not installed")
+    else:
+        mca = mca_timings(preset.mca_cpu, "x86_64")
+        context.append(f"mca: {mca_version()} -mcpu={preset.mca_cpu}" if mca else
+                       f"mca column left out: llvm-mca read no class for -mcpu={preset.mca_cpu}")
+
+    def progress(text: str) -> None:
+        click.echo(f"aesgen calibrate: {text}", err=True)
+
+    try:
+        cal = MB.measure(processes=processes, quick=quick, progress=progress)
+    except MB.CalibrateError as e:
+        raise UserError(str(e))
+    click.echo(R.render_table(cal, base, mca, context), nl=False)
+    if write_path is not None:
+        command = "aesgen " + shlex.join(sys.argv[1:])
+        model, header = R.build_model(cal, name, datetime.date.today().isoformat(), base,
+                                      preset.mca_cpu, command)
+        try:
+            R.write_atomically(write_path, R.model_text(model, header))
+        except OSError as e:
+            raise UserError(f"cannot write {write_path}: {e.strerror or e}")
+        click.echo(f"aesgen calibrate: wrote {write_path} (model {name}"
+                   + (f", unmeasured facts from {base.name}" if base else "") + ")")
+
+
 def run() -> None:
     """Entry point: turn bad input into one line and exit status 2."""
     try:
