@@ -81,19 +81,22 @@ def build_model(cal: Calibration, name: str, date: str, base: UarchModel | None 
             sources[new] = dict(base.sources)[key]
         return renamed[key]
 
-    core_facts: list[tuple[str, Fact]] = []
-    pipe_facts: list[tuple[str, Fact]] = []
     instructions: list[tuple[str, Timing]] = []
     copied: list[str] = []
-    base_core = dict(base.core) if base else {}
-    base_pipes = dict(base.pipes) if base else {}
     base_timings = dict(base.instructions) if base else {}
-    for key in CORE_FACTS:
-        if key in core:
-            core_facts.append((key, Fact(core[key], SOURCE)))
-        elif key in base_core:
-            core_facts.append((key, Fact(base_core[key].value, cite(base_core[key].source))))
-            copied.append(key)
+
+    def facts(known, measured: dict, base_facts) -> list[tuple[str, Fact]]:
+        """Measured facts cite this run; the others come from the base model."""
+        base_facts, out = dict(base_facts), []
+        for key in known:
+            if key in measured:
+                out.append((key, Fact(measured[key], SOURCE)))
+            elif key in base_facts:
+                out.append((key, Fact(base_facts[key].value, cite(base_facts[key].source))))
+                copied.append(key)
+        return out
+
+    core_facts = facts(CORE_FACTS, core, base.core if base else ())
     for cls in INSTRUCTION_CLASSES[ARCH]:
         if cls in timings:
             instructions.append((cls, timings[cls]))
@@ -101,12 +104,7 @@ def build_model(cal: Calibration, name: str, date: str, base: UarchModel | None 
             t = base_timings[cls]
             instructions.append((cls, Timing(t.latency, t.per_cycle, cite(t.source))))
             copied.append(cls)
-    for key in PIPE_FACTS:
-        if key in pipes:
-            pipe_facts.append((key, Fact(pipes[key], SOURCE)))
-        elif key in base_pipes:
-            pipe_facts.append((key, Fact(base_pipes[key].value, cite(base_pipes[key].source))))
-            copied.append(key)
+    pipe_facts = facts(PIPE_FACTS, pipes, base.pipes if base else ())
     description = f"{cal.cpu.name} ({cal.cpu.vendor} family {cal.cpu.family} model " \
                   f"{cal.cpu.model}), measured by aesgen calibrate"
     if base:
