@@ -716,6 +716,133 @@ def calibrate(cpu, processes, quick, write_path, name, force) -> None:
                    + (f", unmeasured facts from {base.name}" if base else "") + ")")
 
 
+@main.command()
+@click.option("--cpu", default="native", show_default=True, metavar="PRESET|native|PATH.toml",
+              help="Preset to tune: a name from targets/, `native`, or a preset file (e.g. a "
+                   "copy to try --write on).")
+@click.option("--choices", default=None, metavar="NAME[,NAME]",
+              help="Choices to search, e.g. gcm.multiply,methods.aesni.interleave (default: "
+                   "every choice that applies to the preset).")
+@click.option("--mca-cpu", default=None, metavar="CPU",
+              help="llvm-mca model that costs the candidates (default: the preset's mca_cpu).")
+@click.option("--write", is_flag=True,
+              help="Write the chosen values and their figures into the preset file; without "
+                   "it, print what would change.")
+@click.option("--cache", "cache_path", default=None, metavar="PATH",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="llvm-mca results kept between runs [default: out/tune/cache.json].")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+def tune(cpu, choices, mca_cpu, write, cache_path, no_cache) -> None:
+    """Choose a preset's interleaves, GHASH multiply and zmm GCM batch by search.
+
+    \b
+    Each choice's candidates are compiled in memory as `generate` would build them with
+    that value in the preset (FACE r2; the other choices at their current values, or the
+    ones chosen before in this run), and cost llvm-mca's predicted cycles per block of the
+    AES-128 steady-state loop. The cheapest wins; on equal figures (2 decimals) the preset's
+    value stays. A candidate whose loop the model cannot fully read has no cost. The search
+    runs one choice at a time, in a fixed order: the interleave of each ladder method (on its
+    CTR kernel), gcm.multiply (the fastest GCM method), gcm.zmm_batch (GCM on zmm).
+    Generation reads only the preset file; --write records the choices there, with the
+    figures in a `# aesgen tune (...)` comment above each. Examples:
+      aesgen tune --cpu x86-64-v3
+      aesgen tune --cpu znver4 --choices gcm.zmm_batch --mca-cpu znver4
+      aesgen tune --cpu my-copy/znver3.toml --write
+    """
+    import re
+    import tomllib
+
+    from .report.compare import mca_tool, run_llvm_mca
+    from .tune import record as TR
+    from .tune import search as TS
+    from .tune.space import choices_for, why_absent
+    from .uarch_mca import mca_version
+
+    if cpu.endswith(".toml"):
+        from .targets import load_preset
+
+        try:
+            preset = load_preset(Path(cpu))
+        except OSError as e:
+            raise UserError(f"cannot read preset file {cpu}: {e.strerror or e}")
+        except (tomllib.TOMLDecodeError, KeyError) as e:
+            raise UserError(f"{cpu} is not a preset file ({type(e).__name__}: {e})")
+    else:
+        preset = _preset_named(cpu)
+    space = choices_for(preset)
+    if not space:
+        raise UserError(f"preset {preset.name} has nothing aesgen tune searches (no ladder "
+                        "method and no GCM kernel)")
+    if choices is not None:
+        wanted = [w.strip() for w in choices.split(",") if w.strip()]
+        if not wanted:
+            raise UserError("no choice given")
+        names = {c.name for c in space}
+        for w in wanted:
+            if w not in names:
+                raise UserError(why_absent(preset, w))
+        space = [c for c in space if c.name in wanted]
+    if cache_path is not None and no_cache:
+        raise UserError("--cache and --no-cache contradict each other; give one")
+    if mca_tool() is None:
+        raise UserError("aesgen tune needs llvm-mca (the cost model); it is not installed")
+    mca_cpu = mca_cpu or preset.mca_cpu
+    probe = run_llvm_mca(["nop"], mca_cpu, preset.arch, 1)
+    if probe.cycles_per_block is None:
+        raise UserError(f"--mca-cpu {mca_cpu}: {probe.note}")
+    version = mca_version()
+    tool = re.sub(r"^(llvm-mca \d+)\..*$", r"\1", version)
+    cache = TS.Cache(None if no_cache else cache_path or TS.DEFAULT_CACHE)
+
+    def progress(text: str) -> None:
+        click.echo(f"aesgen tune: {text}", err=True)
+
+    from .calibrate.report import display_path
+
+    where = display_path(preset.source)
+    click.echo(f"aesgen tune: preset {preset.name} ({where}), cost: {version} -mcpu={mca_cpu} "
+               f"cycles per block of the steady-state loop")
+    outcomes, _ = TS.search(preset, space, mca_cpu, version, cache, progress)
+    try:
+        cache.save()
+    except OSError as e:
+        progress(f"note: cannot write the cache {cache.path}: {e.strerror or e}")
+    for o in outcomes:
+        click.echo("")
+        click.echo("\n".join(TS.render(o)))
+    if any(not o.decided for o in outcomes):
+        click.echo(f"\nundecided choices keep their value: llvm-mca's {mca_cpu} model gives "
+                   "no comparable cost for the current one; an --mca-cpu model that reads "
+                   "every instruction of the kernel (e.g. one with AVX-512 for zmm) may "
+                   "decide them")
+    edits = TR.edits_for(outcomes, tool, mca_cpu)
+    if not edits:
+        click.echo(f"\nnothing to record in {where}")
+        return
+    try:
+        old = TR.read(preset.source)
+        new = TR.edited_text(old, edits)
+    except OSError as e:
+        raise UserError(f"cannot read {where}: {e.strerror or e}")
+    except TR.RecordError as e:
+        raise UserError(f"cannot record the choices in {where}: {e}")
+    changed = [f"{o.choice.name} {o.before} -> {o.after}" for o in outcomes
+               if o.decided and o.after != o.before]
+    summary = ", ".join(changed) if changed else "no value changes, figures only"
+    if new == old:
+        click.echo(f"\n{where} already records these choices and figures")
+    elif write:
+        try:
+            TR.write(preset.source, new)
+        except OSError as e:
+            raise UserError(f"cannot write {where}: {e.strerror or e}")
+        click.echo(f"\naesgen tune: wrote {where} ({summary}):")
+        click.echo(TR.diff(Path(where), old, new), nl=False)
+    else:
+        click.echo(f"\nwould change {where} ({summary}); run again with --write to write it:")
+        click.echo(TR.diff(Path(where), old, new), nl=False)
+
+
 def run() -> None:
     """Entry point: turn bad input into one line and exit status 2."""
     try:
