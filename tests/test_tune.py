@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import platform
 import re
 import shutil
 import subprocess
@@ -28,11 +29,15 @@ def aesgen(exe: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def preset_copy(folder: Path, name: str) -> Path:
-    """A copy of targets/<name>.toml that load_preset accepts (features file beside it)."""
+    """A copy of targets/<name>.toml that load_preset accepts (features file beside it),
+    without the figures earlier tune runs recorded in it: each test starts from the
+    choices alone."""
     folder.mkdir(parents=True, exist_ok=True)
     for extra in ("x86_64_features.toml", "kernel_priority.toml"):
         shutil.copyfile(TARGETS / extra, folder / extra)
-    shutil.copyfile(TARGETS / f"{name}.toml", folder / f"{name}.toml")
+    text = (TARGETS / f"{name}.toml").read_text()
+    kept = [ln for ln in text.splitlines(keepends=True) if not ln.startswith("# aesgen tune (")]
+    (folder / f"{name}.toml").write_text("".join(kept))
     return folder / f"{name}.toml"
 
 
@@ -111,7 +116,7 @@ def test_search_picks_the_cheapest_and_the_cache_is_what_it_reads(tmp_path):
     assert choice.variant == "aesni" and choice.values == ("schoolbook", "karatsuba")
     cache = TS.Cache(tmp_path / "cache.json")
     (o,), tuned = TS.search(preset, [choice], preset.mca_cpu, "test", cache)
-    cost = {c.value: c.cycles for c in o.candidates}
+    cost = {c.value: c.cost for c in o.candidates}
     assert set(cost) == {"schoolbook", "karatsuba"} and None not in cost.values(), o
     assert o.before == preset.gcm_multiply
     assert o.after == min(cost, key=cost.get)
@@ -140,7 +145,7 @@ def test_a_value_kernelspec_rejects_is_skipped_with_a_note():
     bad = replace(choice, values=(17,))
     (o,), _ = TS.search(preset, [bad], preset.mca_cpu, "test", TS.Cache(None))
     (c17,) = [c for c in o.candidates if c.value == 17]
-    assert c17.cycles is None and "interleave must be 1..16" in c17.note
+    assert c17.cost is None and "interleave must be 1..16" in c17.note
     assert o.after == preset.method("aesni").interleave
 
 
@@ -219,3 +224,25 @@ def test_write_records_the_choice_and_its_figures(aesgen_exe, tmp_path):
     again = aesgen(aesgen_exe, *args, "--write", cwd=tmp_path)
     assert again.returncode == 0 and "already records" in again.stdout, again.stdout
     assert TR.read(path) == new
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 host only")
+def test_measured_cost_runs_the_candidates_here(aesgen_exe, tmp_path):
+    """--cost measured: both multiplies of x86-64-v3's aesni GCM kernel built under their
+    own prefixes into one program and timed here; the report gives each a figure in ticks
+    per byte, marks the chosen one, and --write records the measured figures."""
+    flags = Path("/proc/cpuinfo").read_text()
+    if not all(f in flags.split() for f in ("aes", "pclmulqdq", "avx")):
+        pytest.skip("this CPU lacks aes, pclmulqdq or avx (aesni-gcm on x86-64-v3)")
+    copy = preset_copy(tmp_path, "x86-64-v3")
+    proc = aesgen(aesgen_exe, "tune", "--cpu", str(copy), "--choices", "gcm.multiply",
+                  "--cost", "measured", "--processes", "1", "--write", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = {m.group(1): float(m.group(2)) for m in
+            re.finditer(r"^\s+\*?\s*(schoolbook|karatsuba)\s+([0-9.]+)", proc.stdout, re.M)}
+    assert set(rows) == {"schoolbook", "karatsuba"} and all(0 < v < 50 for v in rows.values())
+    assert "ticks/B" in proc.stdout and "chosen" in proc.stdout
+    text = copy.read_text()
+    assert re.search(r"# aesgen tune \(measured on .*1 processes\): "
+                     r"(karatsuba|schoolbook) [0-9.]+, (karatsuba|schoolbook) [0-9.]+ ticks/B\n"
+                     r'multiply = "(karatsuba|schoolbook)"', text), text

@@ -79,6 +79,12 @@ def _host() -> tuple[set[str], tuple[str, int, int] | None, str]:
             fields.get("model name", "unknown CPU"))
 
 
+def _host_cpu_line() -> str:
+    """'AuthenticAMD family 25 model 1': the CPU, as the figures it measured name it."""
+    _, cpu, name = _host()
+    return f"{cpu[0]} family {cpu[1]} model {cpu[2]}" if cpu else name
+
+
 def _native_preset():
     host, cpu, _ = _host()
     return choose_native_preset(host, cpu=cpu)
@@ -732,7 +738,15 @@ def calibrate(cpu, processes, quick, write_path, name, force) -> None:
               type=click.Path(dir_okay=False, path_type=Path),
               help="llvm-mca results kept between runs [default: out/tune/cache.json].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
-def tune(cpu, choices, mca_cpu, write, cache_path, no_cache) -> None:
+@click.option("--cost", type=click.Choice(["mca", "measured"]), default=None,
+              help="What a candidate costs: llvm-mca's prediction, or real runs on this "
+                   "machine (all candidates in one program, interleaved; CTR 4 KiB messages, "
+                   "GCM 16 KiB records, AES-128). Default: measured for --cpu native, else "
+                   "mca.")
+@click.option("--processes", default=5, show_default=True, type=click.IntRange(1, 50),
+              help="--cost measured: processes per choice; a candidate's cost is the median "
+                   "over them of its time over the current value's in the same process.")
+def tune(cpu, choices, mca_cpu, write, cache_path, no_cache, cost, processes) -> None:
     """Choose a preset's interleaves, GHASH multiply and zmm GCM batch by search.
 
     \b
@@ -744,7 +758,10 @@ def tune(cpu, choices, mca_cpu, write, cache_path, no_cache) -> None:
     runs one choice at a time, in a fixed order: the interleave of each ladder method (on its
     CTR kernel), gcm.multiply (the fastest GCM method), gcm.zmm_batch (GCM on zmm).
     Generation reads only the preset file; --write records the choices there, with the
-    figures in a `# aesgen tune (...)` comment above each. Examples:
+    figures in a `# aesgen tune (...)` comment above each. With --cost measured (the
+    default for --cpu native) the candidates run on this machine instead, several
+    processes, and a value must be 2% faster than the preset's to replace it. Examples:
+      aesgen tune --cpu native --write
       aesgen tune --cpu x86-64-v3
       aesgen tune --cpu znver4 --choices gcm.zmm_batch --mca-cpu znver4
       aesgen tune --cpu my-copy/znver3.toml --write
@@ -784,14 +801,22 @@ def tune(cpu, choices, mca_cpu, write, cache_path, no_cache) -> None:
         space = [c for c in space if c.name in wanted]
     if cache_path is not None and no_cache:
         raise UserError("--cache and --no-cache contradict each other; give one")
-    if mca_tool() is None:
-        raise UserError("aesgen tune needs llvm-mca (the cost model); it is not installed")
+    cost = cost or ("measured" if cpu == "native" else "mca")
     mca_cpu = mca_cpu or preset.mca_cpu
-    probe = run_llvm_mca(["nop"], mca_cpu, preset.arch, 1)
-    if probe.cycles_per_block is None:
-        raise UserError(f"--mca-cpu {mca_cpu}: {probe.note}")
-    version = mca_version()
-    tool = re.sub(r"^(llvm-mca \d+)\..*$", r"\1", version)
+    if cost == "measured":
+        from .targets import host_arch
+        if host_arch() != preset.arch:
+            raise UserError(f"--cost measured runs the kernels here: preset {preset.name} is "
+                            f"for {preset.arch}, this machine is {host_arch()}")
+        version = label = f"measured on {_host_cpu_line()}, {processes} processes"
+    else:
+        if mca_tool() is None:
+            raise UserError("aesgen tune needs llvm-mca (the cost model); it is not installed")
+        probe = run_llvm_mca(["nop"], mca_cpu, preset.arch, 1)
+        if probe.cycles_per_block is None:
+            raise UserError(f"--mca-cpu {mca_cpu}: {probe.note}")
+        version = mca_version()
+        label = re.sub(r"^(llvm-mca \d+)\..*$", r"\1", version) + f" {mca_cpu}"
     cache = TS.Cache(None if no_cache else cache_path or TS.DEFAULT_CACHE)
 
     def progress(text: str) -> None:
@@ -800,9 +825,18 @@ def tune(cpu, choices, mca_cpu, write, cache_path, no_cache) -> None:
     from .calibrate.report import display_path
 
     where = display_path(preset.source)
-    click.echo(f"aesgen tune: preset {preset.name} ({where}), cost: {version} -mcpu={mca_cpu} "
-               f"cycles per block of the steady-state loop")
-    outcomes, _ = TS.search(preset, space, mca_cpu, version, cache, progress)
+    if cost == "measured":
+        click.echo(f"aesgen tune: preset {preset.name} ({where}), cost: ticks per byte "
+                   f"{version}")
+    else:
+        click.echo(f"aesgen tune: preset {preset.name} ({where}), cost: {version} "
+                   f"-mcpu={mca_cpu} cycles per block of the steady-state loop")
+    from .tune.measured import MeasureError
+    try:
+        outcomes, _ = TS.search(preset, space, mca_cpu, version, cache, progress,
+                                processes if cost == "measured" else 0)
+    except MeasureError as e:
+        raise UserError(str(e))
     try:
         cache.save()
     except OSError as e:
@@ -815,7 +849,7 @@ def tune(cpu, choices, mca_cpu, write, cache_path, no_cache) -> None:
                    "no comparable cost for the current one; an --mca-cpu model that reads "
                    "every instruction of the kernel (e.g. one with AVX-512 for zmm) may "
                    "decide them")
-    edits = TR.edits_for(outcomes, tool, mca_cpu)
+    edits = TR.edits_for(outcomes, label)
     if not edits:
         click.echo(f"\nnothing to record in {where}")
         return

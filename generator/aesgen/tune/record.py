@@ -35,16 +35,18 @@ class Edit:
     comment: str        # the figures line, without "# "
 
 
-def edits_for(outcomes: Sequence[Outcome], tool: str, mca_cpu: str) -> list[Edit]:
+def edits_for(outcomes: Sequence[Outcome], label: str) -> list[Edit]:
     """One edit per decided choice: its chosen value and every candidate's figure, cheapest
-    first, e.g. ``aesgen tune (llvm-mca 19 znver3): karatsuba 11.90, schoolbook 13.80 ...``"""
+    first, e.g. ``aesgen tune (llvm-mca 19 znver3): karatsuba 11.90, schoolbook 13.80 ...``
+    (``label`` says where the figures come from)."""
     out = []
     for o in outcomes:
         if not o.decided:
             continue
-        figures = ", ".join(f"{c.value} {c.cycles:.{DIGITS}f}" for c in o.ranked())
+        digits = DIGITS if o.unit == "cycles/block" else 3
+        figures = ", ".join(f"{c.value} {c.cost:.{digits}f}" for c in o.ranked())
         out.append(Edit(o.choice.table, o.choice.key, o.after,
-                        f"aesgen tune ({tool} {mca_cpu}): {figures} cycles/block"))
+                        f"aesgen tune ({label}): {figures} {o.unit}"))
     return out
 
 

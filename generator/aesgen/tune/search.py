@@ -31,7 +31,8 @@ DIGITS = 2             # costs are compared, shown and recorded at this precisio
 class Candidate:
     value: Value
     kernel: str = ""                  # the measured kernel's name
-    cycles: float | None = None       # llvm-mca cycles per block; None: no comparable cost
+    cost: float | None = None         # llvm-mca cycles per block, or measured ticks per
+                                      # byte (Outcome.unit); None: no comparable cost
     note: str = ""                    # why there is no cost (invalid value, model gaps)
     cached: bool = False
 
@@ -42,17 +43,18 @@ class Outcome:
     before: Value
     after: Value
     candidates: list[Candidate] = field(default_factory=list)
+    unit: str = "cycles/block"        # of the candidates' costs
 
     @property
     def decided(self) -> bool:
         """Whether the preset's own value has a cost to compare the others with."""
-        return any(c.value == self.before and c.cycles is not None for c in self.candidates)
+        return any(c.value == self.before and c.cost is not None for c in self.candidates)
 
     def ranked(self) -> list[Candidate]:
         """Candidates with a cost, cheapest first; on equal figures the preset's value first,
         then the order of the choice's values."""
-        costed = [c for c in self.candidates if c.cycles is not None]
-        return sorted(costed, key=lambda c: (round(c.cycles, DIGITS), c.value != self.before,
+        costed = [c for c in self.candidates if c.cost is not None]
+        return sorted(costed, key=lambda c: (round(c.cost, DIGITS), c.value != self.before,
                                              self.candidates.index(c)))
 
     def runner_up(self) -> Candidate | None:
@@ -152,29 +154,39 @@ def measure(choice: Choice, preset: Preset, value: Value, mca_cpu: str, mca_vers
         cand.note = (f"llvm-mca {mca_cpu} cannot read {', '.join(result['dropped'])} "
                      f"(predicted {result['cycles_per_block']:.{DIGITS}f} without them)")
     else:
-        cand.cycles = result["cycles_per_block"]
+        cand.cost = result["cycles_per_block"]
     return cand
 
 
 def search(preset: Preset, choices: Sequence[Choice], mca_cpu: str, mca_version: str,
-           cache: Cache, progress: Callable[[str], None] = lambda _: None
-           ) -> tuple[list[Outcome], Preset]:
+           cache: Cache, progress: Callable[[str], None] = lambda _: None,
+           processes: int = 0) -> tuple[list[Outcome], Preset]:
     """One pass over ``choices`` in their order, each with the others at their current
     values (the preset's, or the ones chosen before it in this pass); the outcomes and the
-    preset with every chosen value."""
+    preset with every chosen value. ``processes`` > 0: the cost is real runs on this machine
+    in that many processes (tune/measured.py) instead of llvm-mca."""
+    from . import measured
     outcomes = []
     for choice in choices:
         before = choice.current(preset)
         cands = []
-        for value in choice.candidates(preset):
-            cands.append(measure(choice, preset, value, mca_cpu, mca_version, cache))
-            c = cands[-1]
-            progress(f"{choice.name} = {value}: {c.kernel or '-'} "
-                     + (f"{c.cycles:.{DIGITS}f} cycles/block" if c.cycles is not None
-                        else "no cost" if c.kernel else c.note)
-                     + (" (cached)" if c.cached else ""))
-        after = pick([(c.value, c.cycles) for c in cands], before)
-        outcomes.append(Outcome(choice, before, after, cands))
+        if processes:
+            values = choice.candidates(preset)
+            for value, (kernel, cost, note) in measured.costs(choice, preset, values,
+                                                              processes, progress).items():
+                cands.append(Candidate(value, kernel, cost, note))
+            cands.sort(key=lambda c: values.index(c.value))
+        else:
+            for value in choice.candidates(preset):
+                cands.append(measure(choice, preset, value, mca_cpu, mca_version, cache))
+                c = cands[-1]
+                progress(f"{choice.name} = {value}: {c.kernel or '-'} "
+                         + (f"{c.cost:.{DIGITS}f} cycles/block" if c.cost is not None
+                            else "no cost" if c.kernel else c.note)
+                         + (" (cached)" if c.cached else ""))
+        after = pick([(c.value, c.cost) for c in cands], before)
+        outcomes.append(Outcome(choice, before, after, cands,
+                                "ticks/B" if processes else "cycles/block"))
         preset = choice.applied(preset, after)
     return outcomes, preset
 
@@ -185,7 +197,7 @@ def render(outcome: Outcome) -> list[str]:
     kernels = sorted({c.kernel for c in outcome.candidates if c.kernel})
     lines = [f"{ch.name}: [{ch.table}] {ch.key}, measured on "
              f"{'/'.join(kernels) or ch.variant} ({ch.why}), AES-{KEY}",
-             f"  {'value':<12}{'cycles/block':>13}"]
+             f"  {'value':<12}{outcome.unit:>13}"]
     ranked = outcome.ranked()
     runner = outcome.runner_up()
     for c in outcome.candidates:
@@ -196,7 +208,8 @@ def render(outcome: Outcome) -> list[str]:
             marks.append("runner-up")
         if c.value == outcome.before:
             marks.append("current")
-        cost = f"{c.cycles:.{DIGITS}f}" if c.cycles is not None else "n/a"
+        cost = f"{c.cost:.{DIGITS if outcome.unit == 'cycles/block' else 3}f}" \
+            if c.cost is not None else "n/a"
         lines.append(f"  {'*' if 'chosen' in marks else ' '} {str(c.value):<10}{cost:>13}"
                      + (f"   {', '.join(marks)}" if marks else "")
                      + (f"   {c.note}" if c.note else ""))

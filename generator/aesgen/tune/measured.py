@@ -1,0 +1,199 @@
+"""Real runs as the cost of `aesgen tune --cost measured` (the default for --cpu native): each
+candidate's kernel generated under its own symbol prefix, all linked into one C program that
+times them interleaved, run in several processes.
+
+What is timed (AES-128): a CTR kernel on 4 KiB messages, a new IV per message that keeps
+bytes 0, 5, 10 (the FACE tables stay valid, as with sequence-number IVs); a GCM kernel
+sealing 16 KiB records with 13 bytes of AAD under TLS-style nonces. Timings on these VMs
+differ from process to process, so a candidate's cost is the median over processes of its
+ticks per byte divided by the current value's in the same process, shown in ticks per byte
+(times the current value's median).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..emit.generate import GenerateRequest, render_set
+from ..kernels.spec import KEY_BITS
+from ..passes.regalloc import AllocationError
+from ..targets import Preset
+from .space import FACE, Choice, Value
+
+SIZE = {"ctr": 4096, "gcm": 16384}
+MESSAGES = {"ctr": 64, "gcm": 16}     # a sample: this many messages back to back
+REPEATS = 15                          # samples per candidate in each process
+
+
+class MeasureError(RuntimeError):
+    """No C compiler, a build that fails, or a program that does not run."""
+
+
+def _candidate_c(i: int, mode: str, kernel: str) -> str:
+    """run_c<i>(): one sample of candidate i, ticks per byte (its kernel found by name)."""
+    p = f"aesgen_t{i}_"
+    if mode == "ctr":
+        find = (f"for (size_t j = 0; j < {p}kernel_count; j++)\n"
+                f"        if (!strcmp({p}kernels[j].name, \"{kernel}\")) k = &{p}kernels[j];")
+        kind, setup = f"{p}kernel", "k->init(ctx, key, 16, iv);"
+        body = ("next_iv(iv, m); k->set_iv(ctx, iv);\n"
+                "            k->xor_stream(ctx, out, in, SIZE);")
+    else:
+        find = (f"for (size_t j = 0; j < {p}aead_count; j++)\n"
+                f"        if (!strcmp({p}aeads[j].name, \"{kernel}\")) k = &{p}aeads[j];")
+        kind, setup = f"{p}aead", "k->init(ctx, key, 16);"
+        body = ("next_iv(iv, m);\n"
+                "            k->seal(ctx, iv, 12, aad, 13, in, SIZE, out, tag, 16);")
+    return f"""
+static const {kind} *k{i};
+static void *ctx{i};
+static int ready_c{i}(void) {{
+    const {kind} *k = 0;
+    {find}
+    if (!k) return 0;
+    if ((k->features & {p}cpu_features()) != k->features) return -1;
+    void *ctx = aligned_alloc(64, (k->ctx_size + 63) / 64 * 64);
+    {setup}
+    k{i} = k; ctx{i} = ctx;
+    return 1;
+}}
+static double run_c{i}(void) {{
+    const {kind} *k = k{i}; void *ctx = ctx{i};
+    uint64_t t0 = ticks();
+    for (int m = 0; m < MESSAGES; m++) {{
+            {body}
+    }}
+    return (double)(ticks() - t0) / ((double)MESSAGES * SIZE);
+}}
+"""
+
+
+def driver_c(mode: str, kernels: Sequence[str]) -> str:
+    """The C program: candidate i is kernels[i] of the set in t<i>/; prints one JSON line,
+    the median ticks per byte of each over REPEATS samples, interleaved."""
+    n = len(kernels)
+    includes = "".join(f'#include "t{i}/aesgen.h"\n' for i in range(n))
+    parts = "".join(_candidate_c(i, mode, k) for i, k in enumerate(kernels))
+    table = ", ".join(f"{{ready_c{i}, run_c{i}}}" for i in range(n))
+    return f"""/* aesgen tune --cost measured: {n} candidates, interleaved. Generated; not for editing. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <x86intrin.h>
+{includes}
+#define SIZE {SIZE[mode]}
+#define MESSAGES {MESSAGES[mode]}
+#define REPEATS {REPEATS}
+static uint8_t in[SIZE] __attribute__((aligned(64))), out[SIZE] __attribute__((aligned(64)));
+static uint8_t key[16] = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
+static uint8_t iv[16], aad[13], tag[16];
+static uint64_t ticks(void) {{ _mm_lfence(); uint64_t t = __rdtsc(); _mm_lfence(); return t; }}
+/* bytes 1..4 and 11 change (bytes 0, 5, 10 stay: the FACE tag); 12..15 as set_iv wants */
+static void next_iv(uint8_t *v, int m) {{
+    static uint32_t n; n++;
+    v[1] = n >> 24; v[2] = n >> 16; v[3] = n >> 8; v[4] = n; v[11] = (uint8_t)(n + m);
+    v[12] = v[13] = v[14] = 0; v[15] = 1;
+}}
+static int cmp(const void *a, const void *b) {{
+    double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y);
+}}
+{parts}
+struct cand {{ int (*ready)(void); double (*run)(void); }};
+int main(void) {{
+    struct cand c[{n}] = {{ {table} }};
+    double v[{n}][REPEATS];
+    int ok[{n}];
+    for (int i = 0; i < {n}; i++) {{ ok[i] = c[i].ready(); if (ok[i] == 1) c[i].run(); }}
+    for (int r = 0; r < REPEATS; r++)
+        for (int i = 0; i < {n}; i++) if (ok[i] == 1) v[i][r] = c[i].run();
+    printf("[");
+    for (int i = 0; i < {n}; i++) {{
+        if (ok[i] == 1) {{ qsort(v[i], REPEATS, sizeof(double), cmp);
+                          printf("%s%.5f", i ? ", " : "", v[i][REPEATS / 2]); }}
+        else printf("%s%s", i ? ", " : "", ok[i] ? "\\"cpu\\"" : "\\"missing\\"");
+    }}
+    printf("]\\n");
+    return 0;
+}}
+"""
+
+
+def build(choice: Choice, preset: Preset, values: Sequence[Value], workdir: Path
+          ) -> tuple[Path | None, dict[Value, str], dict[Value, str]]:
+    """The program timing ``values`` of ``choice`` (None when none builds); each value's
+    kernel name, and why a value has none (a value no kernel can take)."""
+    names, skipped, objects = {}, {}, []
+    for value in values:
+        i = len(names)
+        try:
+            applied = choice.applied(preset, value)
+            spec = choice.kernel(applied)
+            files = render_set(GenerateRequest(applied, (choice.variant,), (FACE,), KEY_BITS,
+                                               f"aesgen_t{i}_", "aesgen tune --cost measured",
+                                               (choice.mode,)))
+        except (ValueError, AllocationError) as e:
+            skipped[value] = f"skipped: {e}"
+            continue
+        names[value] = spec.name
+        folder = workdir / f"t{i}"
+        folder.mkdir()
+        for name, text in files.items():
+            (folder / name).write_text(text)
+            if name.endswith((".S", ".c")):
+                objects.append(str(folder / name))
+    if not names:
+        return None, names, skipped
+    (workdir / "driver.c").write_text(driver_c(choice.mode, list(names.values())))
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        raise MeasureError("--cost measured needs a C compiler (gcc or cc)")
+    exe = workdir / "tune_bench"
+    proc = subprocess.run([cc, "-O2", "-o", str(exe), str(workdir / "driver.c"), *objects,
+                           f"-I{workdir}"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise MeasureError(f"building the candidates of {choice.name} failed:\n"
+                           + proc.stderr[-2000:])
+    return exe, names, skipped
+
+
+def costs(choice: Choice, preset: Preset, values: Sequence[Value], processes: int,
+          progress: Callable[[str], None] = lambda _: None
+          ) -> dict[Value, tuple[str, float | None, str]]:
+    """value -> (kernel, cost in ticks per byte or None, note) for ``values`` of ``choice``,
+    the others at their values in ``preset``."""
+    current = choice.current(preset)
+    with tempfile.TemporaryDirectory(prefix="aesgen-tune-") as tmp:
+        exe, names, skipped = build(choice, preset, values, Path(tmp))
+        out: dict[Value, tuple[str, float | None, str]] = {
+            v: ("", None, note) for v, note in skipped.items()}
+        if exe is None:
+            return out
+        runs = []
+        for p in range(processes):
+            progress(f"{choice.name}: process {p + 1} of {processes}")
+            proc = subprocess.run([str(exe)], capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise MeasureError(f"the candidates of {choice.name} did not run "
+                                   f"(exit {proc.returncode}): {proc.stderr[-500:]}")
+            runs.append(dict(zip(names, json.loads(proc.stdout))))
+    first = runs[0]
+    base = current if isinstance(first.get(current), float) else None
+    for value, kernel in names.items():
+        mark = first[value]
+        if mark == "cpu":
+            out[value] = (kernel, None, "skipped: this CPU lacks a feature the kernel needs")
+        elif mark == "missing":
+            out[value] = (kernel, None, f"skipped: {kernel} is not in its registry")
+        elif base is None:
+            out[value] = (kernel, statistics.median(r[value] for r in runs),
+                          "no current value to compare with in each process")
+        else:
+            ratio = statistics.median(r[value] / r[base] for r in runs)
+            out[value] = (kernel, ratio * statistics.median(r[base] for r in runs), "")
+    return out
