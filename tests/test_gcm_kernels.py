@@ -488,3 +488,16 @@ def test_stats_reports_gcm_kernels_by_phase(aesgen_exe) -> None:
         assert "GHASH mul" in table[1] and "reduction" in table[1] and "FACE" in table[1]
         rows = {tuple(line.split()[:2]) for line in table[3:] if line.strip()}
         assert ("aesni-gcm-r2", "128") in rows and ("aesni-gcm-none", "256") in rows
+
+
+def test_compare_counts_the_gcm_loops_own_batch() -> None:
+    """The xmm/ymm GCM skeleton runs 8 blocks a batch whatever the method's interleave: the
+    per-block figures of `aesgen compare` divide by the loop's own batch."""
+    from aesgen.emit.compile import compile_kernel
+    from aesgen.kernels.spec import KernelSpec
+    from aesgen.report.compare import compare_kernels
+
+    ck = compile_kernel(KernelSpec("aesni", "r2", (128,), 4, "avx", mode="gcm"))
+    assert ck.interleave != ck.spec.interleave
+    rows = compare_kernels([ck], (128,), ())
+    assert [r["blocks_per_iteration"] for r in rows] == [ck.interleave * ck.spec.lanes]

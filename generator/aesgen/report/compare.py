@@ -190,7 +190,7 @@ def compare_kernels(kernels: list[CompiledKernel], key_bits: tuple[int, ...],
             if bits not in ck.spec.key_bits:
                 continue
             loop = steady_loop(ck, bits)
-            n = ck.spec.interleave * ck.spec.lanes      # blocks an iteration
+            n = ck.interleave * ck.spec.lanes      # blocks an iteration (the skeleton's own batch)
             mix = {m: 0 for m in MIX}
             for ins in loop:
                 mix[classify(ins)] += 1
