@@ -27,15 +27,36 @@ SHORT_BYTES = 16 * SHORT_BLOCKS
 MASKS = b"\xff" * 16 + b"\x00" * 16     # 16 bytes from MASKS + 16 - n: n bytes of 0xff
 
 
-def takes_short_path(g, nonce_len: Reg, aad_len: Reg, length: Reg, general) -> None:
-    """Jump to ``general`` unless the record fits the short path."""
+def takes_short_path(g, nonce_len: Reg, aad_len: Reg, length: Reg, general, record) -> None:
+    """Fall through when the record fits the short path; else jump to ``record`` when the
+    nonce and AAD fit it (a TLS record longer than SHORT_BYTES: x86_64.Body.start_record),
+    or to ``general``."""
     a = g.a
     a.cmp(nonce_len, Imm(12))
     a.jne(general)
     a.cmp(aad_len, Imm(16))
     a.ja(general)
     a.cmp(length, Imm(SHORT_BYTES))
-    a.ja(general)
+    a.ja(record)
+
+
+def nonce_block(g, nonce: Reg) -> Reg:
+    """A register holding the 12-byte nonce at ptr, then four zero bytes (read as 8 + 4
+    bytes: nothing past the nonce)."""
+    a, b, v = g.a, g.b, g.v
+    base, hi, lo = b.xmm(), b.xmm(), b.gp()
+    a.mov(lo, Mem(64, base=nonce))
+    v.from_gp64(base, lo)
+    v.load_u32(hi, Mem(32, base=nonce, disp=8))
+    v.unpack_low_qwords(base, base, hi)
+    return base
+
+
+def counter_block(g, base: Reg, i: int) -> Reg:
+    """nonce || [i]32 from nonce_block's register (i < 256)."""
+    x = g.b.xmm()
+    g.v.or_(x, base, g.b.const(f"short_counter{i}", bytes(15) + bytes([i])))
+    return x
 
 
 def _mask(g, n: Reg) -> Mem:
@@ -110,17 +131,8 @@ def short_record(g, nonce: Reg, aad: Reg, aad_len: Reg, inp: Reg, length: Reg, o
             acc = g.mul_power_at(blk, Mem(128, base=pw), acc)
         # J0 and the counter blocks: nonce || i + 1, big-endian in bytes 12..15
         with b.phase("counter"):
-            base, hi = b.xmm(), b.xmm()
-            nonce_lo = b.gp()
-            a.mov(nonce_lo, Mem(64, base=nonce))
-            v.from_gp64(base, nonce_lo)
-            v.load_u32(hi, Mem(32, base=nonce, disp=8))
-            v.unpack_low_qwords(base, base, hi)
-            blocks = []
-            for i in range(1 + SHORT_BLOCKS):
-                x = b.xmm()
-                v.or_(x, base, b.const(f"short_counter{i}", bytes(15) + bytes([i + 1])))
-                blocks.append(x)
+            base = nonce_block(g, nonce)
+            blocks = [counter_block(g, base, i + 1) for i in range(1 + SHORT_BLOCKS)]
         g.per_key_size("short", lambda bits: g.aes(blocks, bits), b.label("short_keystream"))
         ej0, keystream = blocks[0], blocks[1:]
         hashed, partial = b.label("short_hashed"), b.label("short_partial")

@@ -39,7 +39,8 @@ from ...kernels.spec import FACE_ROUNDS, ROUNDS, KernelSpec
 from ...kernels.vector_ops import VectorOps
 from ...passes.abi import sysv_with_vectors
 from .. import BuiltKernel
-from .short_record import short_record, takes_short_path
+from .short_record import (counter_block, load_short, nonce_block, short_record,
+                           takes_short_path)
 
 MAX_MESSAGE = 2**36 - 32        # bytes (SP 800-38D 5.2.1.1: 2^39 - 256 bits)
 MAX_AAD = 2**61 - 1             # bytes (2^64 - 1 bits)
@@ -871,6 +872,33 @@ class Body:
         self.aes_any_size(j0)
         v.store(self.f("TAG_MASK"), j0)
 
+    def start_record(self, nonce: Reg, aad: Reg, aad_len: Reg) -> None:
+        """start() and absorb() of a one-shot record under a 12-byte nonce with at most 16
+        bytes of AAD (takes_short_path), from registers: J0 = nonce || 1 built in place,
+        the AAD's one block hashed as X = A H (an empty AAD gives X = 0, as GHASH of no
+        block does), the AAD closed. No store is read back before the data path, and no
+        partial AAD block waits in PENDING for it."""
+        a, b, v = self.a, self.b, self.v
+        with b.phase("counter"):
+            j0 = counter_block(self, nonce_block(self, nonce), 1)
+            c = b.xmm()
+            v.shuffle_bytes(c, j0, self.hash.bswap_mask())
+            self.k.counter.vector_add(v, c, c, b.const("one", ONE))
+            v.store(self.f("COUNTER"), c)
+        with b.phase("ghash_multiply"):
+            blk = b.xmm()
+            load_short(self, blk, aad, aad_len, "PENDING", largest=16)
+            v.shuffle_bytes(blk, blk, self.hash.bswap_mask())
+            v.store(self.f("HASH"), self.hash.dot(blk, self.power(1)))
+        v.store(self.f("PENDING"), self.zero_vec())
+        a.mov(self.f("AAD_LEN", width=64), aad_len)
+        a.mov(self.f("MSG_LEN", width=64), Imm(0))
+        a.mov(self.f("IN_DATA", width=64), Imm(1))
+        if self.k.face_rounds:
+            self.face_new_message(j0)
+        self.aes_any_size(j0)
+        v.store(self.f("TAG_MASK"), j0)
+
     def finish(self) -> Reg:
         """The full 16-byte tag (SP 800-38D 7.1 steps 5-6) in a register. Leaves the
         context as it was, so asking twice gives the same tag."""
@@ -1061,16 +1089,20 @@ def build_seal(k: GcmKernel) -> Function:
         g.above(aad_len, MAX_AAD, refuse)
         g.above(g.stack_arg("len"), MAX_MESSAGE, refuse)
         g.check_keyed(refuse)
-        general = g.b.label("general")
+        general, record, data = (g.b.label(n) for n in ("general", "record", "data"))
         length = g.stack_arg("len")
-        takes_short_path(g, nonce_len, aad_len, length, general)
+        takes_short_path(g, nonce_len, aad_len, length, general, record)
         tag = short_record(g, nonce, aad, aad_len, inp, length, g.stack_arg("out"),
                            decrypt=False)
         g.write_tag(g.stack_arg("tag"), g.stack_arg("tag_len"), tag)
         g.returns(0)
+        g.b.bind(record)
+        g.start_record(nonce, aad, aad_len)
+        g.a.jmp(data)
         g.b.bind(general)
         g.start(nonce, nonce_len)
         g.absorb(aad, aad_len, "AAD_LEN")
+        g.b.bind(data)
         g.call_data(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=False)
         g.write_tag(g.stack_arg("tag"), g.stack_arg("tag_len"))
     return _entry(k, "seal", "seal(ctx, nonce, nonce_len, aad, aad_len, in, len, out, tag, "
@@ -1093,17 +1125,21 @@ def build_open(k: GcmKernel) -> Function:
     g.check_tag_len(g.stack_arg("tag_len"), reject)
     g.above(aad_len, MAX_AAD, reject)
     g.check_keyed(reject)
-    general = b.label("general")
+    general, record, data = (b.label(n) for n in ("general", "record", "data"))
     length = g.stack_arg("len")
-    takes_short_path(g, nonce_len, aad_len, length, general)
+    takes_short_path(g, nonce_len, aad_len, length, general, record)
     tag = short_record(g, nonce, aad, aad_len, inp, length, g.stack_arg("out"), decrypt=True)
     g.tag_differs(g.stack_arg("tag"), g.stack_arg("tag_len"), tag)
     a.test(gp("rax"), gp("rax"))
     a.je(done)
     a.jmp(reject)
+    b.bind(record)
+    g.start_record(nonce, aad, aad_len)
+    a.jmp(data)
     b.bind(general)
     g.start(nonce, nonce_len)
     g.absorb(aad, aad_len, "AAD_LEN")
+    b.bind(data)
     g.call_data(inp, g.stack_arg("len"), g.stack_arg("out"), decrypt=True)
     g.tag_differs(g.stack_arg("tag"), g.stack_arg("tag_len"))
     a.test(gp("rax"), gp("rax"))
