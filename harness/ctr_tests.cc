@@ -183,6 +183,21 @@ std::string FindKeyMaterial(const uint8_t *buf, size_t n, const uint8_t *key, si
     std::vector<uint8_t> swapped(16);
     for (size_t i = 0; i < 16; i++) swapped[i] = rks[r][(i & ~size_t{3}) + 3 - (i & 3)];
     needles.emplace_back("round key " + std::to_string(r) + " (word byte-swapped)", swapped);
+    // the GFNI engine stores round keys in the byte layouts of its rounds, which skip
+    // ShiftRows (kernels/engines.py GfniEngine): the key permuted by ShiftRows^m
+    size_t lay[16];
+    for (size_t i = 0; i < 16; i++) lay[i] = i;
+    for (int m = 1; m < 4; m++) {
+      size_t next[16];
+      for (size_t i = 0; i < 16; i++) next[i] = lay[4 * (((i >> 2) + (i & 3)) & 3) + (i & 3)];
+      std::vector<uint8_t> moved(16);
+      for (size_t i = 0; i < 16; i++) {
+        lay[i] = next[i];
+      }
+      for (size_t i = 0; i < 16; i++) moved[lay[i]] = rks[r][i];
+      needles.emplace_back("round key " + std::to_string(r) + " (ShiftRows layout " +
+                               std::to_string(m) + ")", moved);
+    }
   }
   std::string found;
   for (const auto &nd : needles) {

@@ -945,7 +945,7 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$16, %rax
 	ja	.Laesgen_aesni_gcm_r2_seal_general
 	cmpq	$64, %rdi
-	ja	.Laesgen_aesni_gcm_r2_seal_general
+	ja	.Laesgen_aesni_gcm_r2_seal_record
 	movq	48(%rsp), %rdx
 	movq	%rdi, %r8
 	shlq	$3, %r8
@@ -1018,11 +1018,11 @@ aesgen_aesni_gcm_r2_seal:
 	vmovq	%rax, %xmm0
 	vmovd	8(%rsi), %xmm4
 	vpunpcklqdq	%xmm4, %xmm0, %xmm0
-	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter0(%rip), %xmm0, %xmm4
-	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm5
-	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter2(%rip), %xmm0, %xmm6
-	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter3(%rip), %xmm0, %xmm7
-	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter4(%rip), %xmm0, %xmm0
+	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm4
+	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter2(%rip), %xmm0, %xmm5
+	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter3(%rip), %xmm0, %xmm6
+	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter4(%rip), %xmm0, %xmm7
+	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter5(%rip), %xmm0, %xmm0
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_r2_seal_short128
@@ -1492,6 +1492,194 @@ aesgen_aesni_gcm_r2_seal:
 	popq	%rbp
 	popq	%rbx
 	ret
+.Laesgen_aesni_gcm_r2_seal_record:
+	movq	(%rsi), %rdx
+	vmovq	%rdx, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 400(%rbx)
+	leaq	432(%rbx), %rdx
+	testq	$16, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no16_3
+	movq	(%rcx), %rsi
+	movq	%rsi, (%rdx)
+	movq	8(%rcx), %rsi
+	movq	%rsi, 8(%rdx)
+	addq	$16, %rcx
+	addq	$16, %rdx
+.Laesgen_aesni_gcm_r2_seal_no16_3:
+	testq	$8, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no8_5
+	movq	(%rcx), %rsi
+	movq	%rsi, (%rdx)
+	addq	$8, %rcx
+	addq	$8, %rdx
+.Laesgen_aesni_gcm_r2_seal_no8_5:
+	testq	$4, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no4_5
+	movl	(%rcx), %esi
+	movl	%esi, (%rdx)
+	addq	$4, %rcx
+	addq	$4, %rdx
+.Laesgen_aesni_gcm_r2_seal_no4_5:
+	testq	$2, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no2_5
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
+	movzbl	1(%rcx), %esi
+	movb	%sil, 1(%rdx)
+	addq	$2, %rcx
+	addq	$2, %rdx
+.Laesgen_aesni_gcm_r2_seal_no2_5:
+	testq	$1, %rax
+	je	.Laesgen_aesni_gcm_r2_seal_no1_5
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
+.Laesgen_aesni_gcm_r2_seal_no1_5:
+	vmovdqa	432(%rbx), %xmm1
+	leaq	.Laesgen_aesni_gcm_r2_seal_short_masks(%rip), %rcx
+	subq	%rax, %rcx
+	vpand	16(%rcx), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 416(%rbx)
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 432(%rbx)
+	movq	%rax, 480(%rbx)
+	movq	$0, 488(%rbx)
+	movq	$1, 496(%rbx)
+	movq	$-1, 504(%rbx)
+	vmovdqa	%xmm0, 464(%rbx)
+	movq	464(%rbx), %rcx
+	bswapq	%rcx
+	movq	472(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	512(%rbx), %rdx
+	jne	.Laesgen_aesni_gcm_r2_seal_restart
+	cmpq	520(%rbx), %rax
+	je	.Laesgen_aesni_gcm_r2_seal_same_table
+.Laesgen_aesni_gcm_r2_seal_restart:
+	movq	%rdx, 512(%rbx)
+	movq	%rax, 520(%rbx)
+	movq	$0, 528(%rbx)
+	movq	$0, 536(%rbx)
+	movq	$1, 544(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_seal_same_table
+.Laesgen_aesni_gcm_r2_seal_same_table:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_r2_seal_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_r2_seal_aes192
+.Laesgen_aesni_gcm_r2_seal_aes256:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
+.Laesgen_aesni_gcm_r2_seal_aes128:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
+.Laesgen_aesni_gcm_r2_seal_aes192:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
+.Laesgen_aesni_gcm_r2_seal_aes_done:
+	vmovdqa	%xmm0, 384(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_seal_data
 .Laesgen_aesni_gcm_r2_seal_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 416(%rbx)
@@ -1523,33 +1711,33 @@ aesgen_aesni_gcm_r2_seal:
 	leaq	432(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
-	je	.Laesgen_aesni_gcm_r2_seal_no8_5
+	je	.Laesgen_aesni_gcm_r2_seal_no8_6
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
-.Laesgen_aesni_gcm_r2_seal_no8_5:
+.Laesgen_aesni_gcm_r2_seal_no8_6:
 	testq	$4, %r11
-	je	.Laesgen_aesni_gcm_r2_seal_no4_5
+	je	.Laesgen_aesni_gcm_r2_seal_no4_6
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
-.Laesgen_aesni_gcm_r2_seal_no4_5:
+.Laesgen_aesni_gcm_r2_seal_no4_6:
 	testq	$2, %r11
-	je	.Laesgen_aesni_gcm_r2_seal_no2_5
+	je	.Laesgen_aesni_gcm_r2_seal_no2_6
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 	movzbl	1(%rbp), %r13d
 	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
 	addq	$2, %r12
-.Laesgen_aesni_gcm_r2_seal_no2_5:
+.Laesgen_aesni_gcm_r2_seal_no2_6:
 	testq	$1, %r11
-	je	.Laesgen_aesni_gcm_r2_seal_no1_5
+	je	.Laesgen_aesni_gcm_r2_seal_no1_6
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
-.Laesgen_aesni_gcm_r2_seal_no1_5:
+.Laesgen_aesni_gcm_r2_seal_no1_6:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
@@ -1703,33 +1891,33 @@ aesgen_aesni_gcm_r2_seal:
 	je	.Laesgen_aesni_gcm_r2_seal_absorbed
 	leaq	432(%rbx), %r10
 	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_r2_seal_no8_6
+	je	.Laesgen_aesni_gcm_r2_seal_no8_7
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_aesni_gcm_r2_seal_no8_6:
+.Laesgen_aesni_gcm_r2_seal_no8_7:
 	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_r2_seal_no4_6
+	je	.Laesgen_aesni_gcm_r2_seal_no4_7
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_aesni_gcm_r2_seal_no4_6:
+.Laesgen_aesni_gcm_r2_seal_no4_7:
 	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_r2_seal_no2_6
+	je	.Laesgen_aesni_gcm_r2_seal_no2_7
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_aesni_gcm_r2_seal_no2_6:
+.Laesgen_aesni_gcm_r2_seal_no2_7:
 	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_r2_seal_no1_6
+	je	.Laesgen_aesni_gcm_r2_seal_no1_7
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_aesni_gcm_r2_seal_no1_6:
+.Laesgen_aesni_gcm_r2_seal_no1_7:
 .Laesgen_aesni_gcm_r2_seal_absorbed:
 	vmovdqa	%xmm0, 416(%rbx)
 	vmovdqa	416(%rbx), %xmm0
@@ -1795,23 +1983,23 @@ aesgen_aesni_gcm_r2_seal:
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
 	cmpq	512(%rbx), %rdi
-	jne	.Laesgen_aesni_gcm_r2_seal_restart
+	jne	.Laesgen_aesni_gcm_r2_seal_restart_2
 	cmpq	520(%rbx), %rdx
-	je	.Laesgen_aesni_gcm_r2_seal_same_table
-.Laesgen_aesni_gcm_r2_seal_restart:
+	je	.Laesgen_aesni_gcm_r2_seal_same_table_2
+.Laesgen_aesni_gcm_r2_seal_restart_2:
 	movq	%rdi, 512(%rbx)
 	movq	%rdx, 520(%rbx)
 	movq	$0, 528(%rbx)
 	movq	$0, 536(%rbx)
 	movq	$1, 544(%rbx)
-	jmp	.Laesgen_aesni_gcm_r2_seal_same_table
-.Laesgen_aesni_gcm_r2_seal_same_table:
+	jmp	.Laesgen_aesni_gcm_r2_seal_same_table_2
+.Laesgen_aesni_gcm_r2_seal_same_table_2:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_aesni_gcm_r2_seal_aes128
+	je	.Laesgen_aesni_gcm_r2_seal_aes128_2
 	cmpl	$192, %edx
-	je	.Laesgen_aesni_gcm_r2_seal_aes192
-.Laesgen_aesni_gcm_r2_seal_aes256:
+	je	.Laesgen_aesni_gcm_r2_seal_aes192_2
+.Laesgen_aesni_gcm_r2_seal_aes256_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1842,8 +2030,8 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
-.Laesgen_aesni_gcm_r2_seal_aes128:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done_2
+.Laesgen_aesni_gcm_r2_seal_aes128_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1866,8 +2054,8 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
-.Laesgen_aesni_gcm_r2_seal_aes192:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done_2
+.Laesgen_aesni_gcm_r2_seal_aes192_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1894,8 +2082,8 @@ aesgen_aesni_gcm_r2_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done
-.Laesgen_aesni_gcm_r2_seal_aes_done:
+	jmp	.Laesgen_aesni_gcm_r2_seal_aes_done_2
+.Laesgen_aesni_gcm_r2_seal_aes_done_2:
 	vmovdqa	%xmm0, 384(%rbx)
 	vmovdqa	416(%rbx), %xmm0
 	movq	480(%rbx), %rdx
@@ -1909,33 +2097,33 @@ aesgen_aesni_gcm_r2_seal:
 	leaq	432(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
-	je	.Laesgen_aesni_gcm_r2_seal_no8_7
+	je	.Laesgen_aesni_gcm_r2_seal_no8_8
 	movq	(%rdi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rdi
 	addq	$8, %r10
-.Laesgen_aesni_gcm_r2_seal_no8_7:
+.Laesgen_aesni_gcm_r2_seal_no8_8:
 	testq	$4, %rsi
-	je	.Laesgen_aesni_gcm_r2_seal_no4_7
+	je	.Laesgen_aesni_gcm_r2_seal_no4_8
 	movl	(%rdi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rdi
 	addq	$4, %r10
-.Laesgen_aesni_gcm_r2_seal_no4_7:
+.Laesgen_aesni_gcm_r2_seal_no4_8:
 	testq	$2, %rsi
-	je	.Laesgen_aesni_gcm_r2_seal_no2_7
+	je	.Laesgen_aesni_gcm_r2_seal_no2_8
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rdi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rdi
 	addq	$2, %r10
-.Laesgen_aesni_gcm_r2_seal_no2_7:
+.Laesgen_aesni_gcm_r2_seal_no2_8:
 	testq	$1, %rsi
-	je	.Laesgen_aesni_gcm_r2_seal_no1_7
+	je	.Laesgen_aesni_gcm_r2_seal_no1_8
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_aesni_gcm_r2_seal_no1_7:
+.Laesgen_aesni_gcm_r2_seal_no1_8:
 	addq	%rsi, %rcx
 	subq	%rsi, %rax
 	addq	%rsi, %rdx
@@ -2089,35 +2277,36 @@ aesgen_aesni_gcm_r2_seal:
 	je	.Laesgen_aesni_gcm_r2_seal_absorbed_2
 	leaq	432(%rbx), %rdx
 	testq	$8, %rax
-	je	.Laesgen_aesni_gcm_r2_seal_no8_8
+	je	.Laesgen_aesni_gcm_r2_seal_no8_9
 	movq	(%rcx), %rsi
 	movq	%rsi, (%rdx)
 	addq	$8, %rcx
 	addq	$8, %rdx
-.Laesgen_aesni_gcm_r2_seal_no8_8:
+.Laesgen_aesni_gcm_r2_seal_no8_9:
 	testq	$4, %rax
-	je	.Laesgen_aesni_gcm_r2_seal_no4_8
+	je	.Laesgen_aesni_gcm_r2_seal_no4_9
 	movl	(%rcx), %esi
 	movl	%esi, (%rdx)
 	addq	$4, %rcx
 	addq	$4, %rdx
-.Laesgen_aesni_gcm_r2_seal_no4_8:
+.Laesgen_aesni_gcm_r2_seal_no4_9:
 	testq	$2, %rax
-	je	.Laesgen_aesni_gcm_r2_seal_no2_8
+	je	.Laesgen_aesni_gcm_r2_seal_no2_9
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
 	movzbl	1(%rcx), %esi
 	movb	%sil, 1(%rdx)
 	addq	$2, %rcx
 	addq	$2, %rdx
-.Laesgen_aesni_gcm_r2_seal_no2_8:
+.Laesgen_aesni_gcm_r2_seal_no2_9:
 	testq	$1, %rax
-	je	.Laesgen_aesni_gcm_r2_seal_no1_8
+	je	.Laesgen_aesni_gcm_r2_seal_no1_9
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
-.Laesgen_aesni_gcm_r2_seal_no1_8:
+.Laesgen_aesni_gcm_r2_seal_no1_9:
 .Laesgen_aesni_gcm_r2_seal_absorbed_2:
 	vmovdqa	%xmm0, 416(%rbx)
+.Laesgen_aesni_gcm_r2_seal_data:
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -2209,42 +2398,42 @@ aesgen_aesni_gcm_r2_seal:
 	vmovdqa	%xmm0, 464(%rbx)
 	leaq	464(%rbx), %rdx
 	testq	$16, %rcx
-	je	.Laesgen_aesni_gcm_r2_seal_no16_3
+	je	.Laesgen_aesni_gcm_r2_seal_no16_4
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	movq	8(%rdx), %rsi
 	movq	%rsi, 8(%rax)
 	addq	$16, %rdx
 	addq	$16, %rax
-.Laesgen_aesni_gcm_r2_seal_no16_3:
+.Laesgen_aesni_gcm_r2_seal_no16_4:
 	testq	$8, %rcx
-	je	.Laesgen_aesni_gcm_r2_seal_no8_9
+	je	.Laesgen_aesni_gcm_r2_seal_no8_10
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	addq	$8, %rdx
 	addq	$8, %rax
-.Laesgen_aesni_gcm_r2_seal_no8_9:
+.Laesgen_aesni_gcm_r2_seal_no8_10:
 	testq	$4, %rcx
-	je	.Laesgen_aesni_gcm_r2_seal_no4_9
+	je	.Laesgen_aesni_gcm_r2_seal_no4_10
 	movl	(%rdx), %esi
 	movl	%esi, (%rax)
 	addq	$4, %rdx
 	addq	$4, %rax
-.Laesgen_aesni_gcm_r2_seal_no4_9:
+.Laesgen_aesni_gcm_r2_seal_no4_10:
 	testq	$2, %rcx
-	je	.Laesgen_aesni_gcm_r2_seal_no2_9
+	je	.Laesgen_aesni_gcm_r2_seal_no2_10
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 	movzbl	1(%rdx), %esi
 	movb	%sil, 1(%rax)
 	addq	$2, %rdx
 	addq	$2, %rax
-.Laesgen_aesni_gcm_r2_seal_no2_9:
+.Laesgen_aesni_gcm_r2_seal_no2_10:
 	testq	$1, %rcx
-	je	.Laesgen_aesni_gcm_r2_seal_no1_9
+	je	.Laesgen_aesni_gcm_r2_seal_no1_10
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
-.Laesgen_aesni_gcm_r2_seal_no1_9:
+.Laesgen_aesni_gcm_r2_seal_no1_10:
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -2270,19 +2459,19 @@ aesgen_aesni_gcm_r2_seal:
 .Laesgen_aesni_gcm_r2_seal_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r2_seal_short_counter0:
+.Laesgen_aesni_gcm_r2_seal_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
-.Laesgen_aesni_gcm_r2_seal_short_counter1:
+.Laesgen_aesni_gcm_r2_seal_short_counter2:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
 	.p2align	4
-.Laesgen_aesni_gcm_r2_seal_short_counter2:
+.Laesgen_aesni_gcm_r2_seal_short_counter3:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
 	.p2align	4
-.Laesgen_aesni_gcm_r2_seal_short_counter3:
+.Laesgen_aesni_gcm_r2_seal_short_counter4:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	4
-.Laesgen_aesni_gcm_r2_seal_short_counter4:
+.Laesgen_aesni_gcm_r2_seal_short_counter5:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
 .Laesgen_aesni_gcm_r2_seal_ghash_poly:
@@ -2329,7 +2518,7 @@ aesgen_aesni_gcm_r2_open:
 	cmpq	$16, %rdi
 	ja	.Laesgen_aesni_gcm_r2_open_general
 	cmpq	$64, %r10
-	ja	.Laesgen_aesni_gcm_r2_open_general
+	ja	.Laesgen_aesni_gcm_r2_open_record
 	movq	48(%rsp), %rdx
 	movq	%r10, %r8
 	shlq	$3, %r8
@@ -2402,11 +2591,11 @@ aesgen_aesni_gcm_r2_open:
 	vmovq	%rcx, %xmm0
 	vmovd	8(%rsi), %xmm4
 	vpunpcklqdq	%xmm4, %xmm0, %xmm0
-	vpor	.Laesgen_aesni_gcm_r2_open_short_counter0(%rip), %xmm0, %xmm4
-	vpor	.Laesgen_aesni_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm5
-	vpor	.Laesgen_aesni_gcm_r2_open_short_counter2(%rip), %xmm0, %xmm6
-	vpor	.Laesgen_aesni_gcm_r2_open_short_counter3(%rip), %xmm0, %xmm7
-	vpor	.Laesgen_aesni_gcm_r2_open_short_counter4(%rip), %xmm0, %xmm0
+	vpor	.Laesgen_aesni_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm4
+	vpor	.Laesgen_aesni_gcm_r2_open_short_counter2(%rip), %xmm0, %xmm5
+	vpor	.Laesgen_aesni_gcm_r2_open_short_counter3(%rip), %xmm0, %xmm6
+	vpor	.Laesgen_aesni_gcm_r2_open_short_counter4(%rip), %xmm0, %xmm7
+	vpor	.Laesgen_aesni_gcm_r2_open_short_counter5(%rip), %xmm0, %xmm0
 	movl	240(%rbx), %ecx
 	cmpl	$128, %ecx
 	je	.Laesgen_aesni_gcm_r2_open_short128
@@ -2879,6 +3068,194 @@ aesgen_aesni_gcm_r2_open:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_r2_open_done
 	jmp	.Laesgen_aesni_gcm_r2_open_reject
+.Laesgen_aesni_gcm_r2_open_record:
+	movq	(%rsi), %rax
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_aesni_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 400(%rbx)
+	leaq	432(%rbx), %rax
+	testq	$16, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no16_2
+	movq	(%rcx), %rdx
+	movq	%rdx, (%rax)
+	movq	8(%rcx), %rdx
+	movq	%rdx, 8(%rax)
+	addq	$16, %rcx
+	addq	$16, %rax
+.Laesgen_aesni_gcm_r2_open_no16_2:
+	testq	$8, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no8_4
+	movq	(%rcx), %rdx
+	movq	%rdx, (%rax)
+	addq	$8, %rcx
+	addq	$8, %rax
+.Laesgen_aesni_gcm_r2_open_no8_4:
+	testq	$4, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no4_4
+	movl	(%rcx), %edx
+	movl	%edx, (%rax)
+	addq	$4, %rcx
+	addq	$4, %rax
+.Laesgen_aesni_gcm_r2_open_no4_4:
+	testq	$2, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no2_4
+	movzbl	(%rcx), %edx
+	movb	%dl, (%rax)
+	movzbl	1(%rcx), %edx
+	movb	%dl, 1(%rax)
+	addq	$2, %rcx
+	addq	$2, %rax
+.Laesgen_aesni_gcm_r2_open_no2_4:
+	testq	$1, %rdi
+	je	.Laesgen_aesni_gcm_r2_open_no1_4
+	movzbl	(%rcx), %edx
+	movb	%dl, (%rax)
+.Laesgen_aesni_gcm_r2_open_no1_4:
+	vmovdqa	432(%rbx), %xmm1
+	leaq	.Laesgen_aesni_gcm_r2_open_short_masks(%rip), %rax
+	subq	%rdi, %rax
+	vpand	16(%rax), %xmm1, %xmm1
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 368(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 368(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$1, 368(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$16, 368(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_aesni_gcm_r2_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 416(%rbx)
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 432(%rbx)
+	movq	%rdi, 480(%rbx)
+	movq	$0, 488(%rbx)
+	movq	$1, 496(%rbx)
+	movq	$-1, 504(%rbx)
+	vmovdqa	%xmm0, 464(%rbx)
+	movq	464(%rbx), %rcx
+	bswapq	%rcx
+	movq	472(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	512(%rbx), %rdx
+	jne	.Laesgen_aesni_gcm_r2_open_restart
+	cmpq	520(%rbx), %rax
+	je	.Laesgen_aesni_gcm_r2_open_same_table
+.Laesgen_aesni_gcm_r2_open_restart:
+	movq	%rdx, 512(%rbx)
+	movq	%rax, 520(%rbx)
+	movq	$0, 528(%rbx)
+	movq	$0, 536(%rbx)
+	movq	$1, 544(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_open_same_table
+.Laesgen_aesni_gcm_r2_open_same_table:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_r2_open_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_r2_open_aes192
+.Laesgen_aesni_gcm_r2_open_aes256:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
+.Laesgen_aesni_gcm_r2_open_aes128:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
+.Laesgen_aesni_gcm_r2_open_aes192:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
+.Laesgen_aesni_gcm_r2_open_aes_done:
+	vmovdqa	%xmm0, 384(%rbx)
+	jmp	.Laesgen_aesni_gcm_r2_open_data
 .Laesgen_aesni_gcm_r2_open_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 416(%rbx)
@@ -2910,33 +3287,33 @@ aesgen_aesni_gcm_r2_open:
 	leaq	432(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
-	je	.Laesgen_aesni_gcm_r2_open_no8_4
+	je	.Laesgen_aesni_gcm_r2_open_no8_5
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
-.Laesgen_aesni_gcm_r2_open_no8_4:
+.Laesgen_aesni_gcm_r2_open_no8_5:
 	testq	$4, %r11
-	je	.Laesgen_aesni_gcm_r2_open_no4_4
+	je	.Laesgen_aesni_gcm_r2_open_no4_5
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
-.Laesgen_aesni_gcm_r2_open_no4_4:
+.Laesgen_aesni_gcm_r2_open_no4_5:
 	testq	$2, %r11
-	je	.Laesgen_aesni_gcm_r2_open_no2_4
+	je	.Laesgen_aesni_gcm_r2_open_no2_5
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 	movzbl	1(%rbp), %r13d
 	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
 	addq	$2, %r12
-.Laesgen_aesni_gcm_r2_open_no2_4:
+.Laesgen_aesni_gcm_r2_open_no2_5:
 	testq	$1, %r11
-	je	.Laesgen_aesni_gcm_r2_open_no1_4
+	je	.Laesgen_aesni_gcm_r2_open_no1_5
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
-.Laesgen_aesni_gcm_r2_open_no1_4:
+.Laesgen_aesni_gcm_r2_open_no1_5:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
@@ -3090,33 +3467,33 @@ aesgen_aesni_gcm_r2_open:
 	je	.Laesgen_aesni_gcm_r2_open_absorbed
 	leaq	432(%rbx), %r10
 	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_no8_5
+	je	.Laesgen_aesni_gcm_r2_open_no8_6
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_aesni_gcm_r2_open_no8_5:
+.Laesgen_aesni_gcm_r2_open_no8_6:
 	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_no4_5
+	je	.Laesgen_aesni_gcm_r2_open_no4_6
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_aesni_gcm_r2_open_no4_5:
+.Laesgen_aesni_gcm_r2_open_no4_6:
 	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_no2_5
+	je	.Laesgen_aesni_gcm_r2_open_no2_6
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_aesni_gcm_r2_open_no2_5:
+.Laesgen_aesni_gcm_r2_open_no2_6:
 	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_no1_5
+	je	.Laesgen_aesni_gcm_r2_open_no1_6
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_aesni_gcm_r2_open_no1_5:
+.Laesgen_aesni_gcm_r2_open_no1_6:
 .Laesgen_aesni_gcm_r2_open_absorbed:
 	vmovdqa	%xmm0, 416(%rbx)
 	vmovdqa	416(%rbx), %xmm0
@@ -3182,23 +3559,23 @@ aesgen_aesni_gcm_r2_open:
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
 	cmpq	512(%rbx), %rsi
-	jne	.Laesgen_aesni_gcm_r2_open_restart
+	jne	.Laesgen_aesni_gcm_r2_open_restart_2
 	cmpq	520(%rbx), %rax
-	je	.Laesgen_aesni_gcm_r2_open_same_table
-.Laesgen_aesni_gcm_r2_open_restart:
+	je	.Laesgen_aesni_gcm_r2_open_same_table_2
+.Laesgen_aesni_gcm_r2_open_restart_2:
 	movq	%rsi, 512(%rbx)
 	movq	%rax, 520(%rbx)
 	movq	$0, 528(%rbx)
 	movq	$0, 536(%rbx)
 	movq	$1, 544(%rbx)
-	jmp	.Laesgen_aesni_gcm_r2_open_same_table
-.Laesgen_aesni_gcm_r2_open_same_table:
+	jmp	.Laesgen_aesni_gcm_r2_open_same_table_2
+.Laesgen_aesni_gcm_r2_open_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r2_open_aes128
+	je	.Laesgen_aesni_gcm_r2_open_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r2_open_aes192
-.Laesgen_aesni_gcm_r2_open_aes256:
+	je	.Laesgen_aesni_gcm_r2_open_aes192_2
+.Laesgen_aesni_gcm_r2_open_aes256_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3229,8 +3606,8 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
-.Laesgen_aesni_gcm_r2_open_aes128:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_done_2
+.Laesgen_aesni_gcm_r2_open_aes128_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3253,8 +3630,8 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
-.Laesgen_aesni_gcm_r2_open_aes192:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_done_2
+.Laesgen_aesni_gcm_r2_open_aes192_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3281,8 +3658,8 @@ aesgen_aesni_gcm_r2_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_aesni_gcm_r2_open_aes_done
-.Laesgen_aesni_gcm_r2_open_aes_done:
+	jmp	.Laesgen_aesni_gcm_r2_open_aes_done_2
+.Laesgen_aesni_gcm_r2_open_aes_done_2:
 	vmovdqa	%xmm0, 384(%rbx)
 	vmovdqa	416(%rbx), %xmm0
 	movq	480(%rbx), %rax
@@ -3296,33 +3673,33 @@ aesgen_aesni_gcm_r2_open:
 	leaq	432(%rbx,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_no8_6
+	je	.Laesgen_aesni_gcm_r2_open_no8_7
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_aesni_gcm_r2_open_no8_6:
+.Laesgen_aesni_gcm_r2_open_no8_7:
 	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_no4_6
+	je	.Laesgen_aesni_gcm_r2_open_no4_7
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_aesni_gcm_r2_open_no4_6:
+.Laesgen_aesni_gcm_r2_open_no4_7:
 	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_no2_6
+	je	.Laesgen_aesni_gcm_r2_open_no2_7
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_aesni_gcm_r2_open_no2_6:
+.Laesgen_aesni_gcm_r2_open_no2_7:
 	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_r2_open_no1_6
+	je	.Laesgen_aesni_gcm_r2_open_no1_7
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_aesni_gcm_r2_open_no1_6:
+.Laesgen_aesni_gcm_r2_open_no1_7:
 	addq	%rdx, %rcx
 	subq	%rdx, %rdi
 	addq	%rdx, %rax
@@ -3476,35 +3853,36 @@ aesgen_aesni_gcm_r2_open:
 	je	.Laesgen_aesni_gcm_r2_open_absorbed_2
 	leaq	432(%rbx), %rax
 	testq	$8, %rdi
-	je	.Laesgen_aesni_gcm_r2_open_no8_7
+	je	.Laesgen_aesni_gcm_r2_open_no8_8
 	movq	(%rcx), %rdx
 	movq	%rdx, (%rax)
 	addq	$8, %rcx
 	addq	$8, %rax
-.Laesgen_aesni_gcm_r2_open_no8_7:
+.Laesgen_aesni_gcm_r2_open_no8_8:
 	testq	$4, %rdi
-	je	.Laesgen_aesni_gcm_r2_open_no4_7
+	je	.Laesgen_aesni_gcm_r2_open_no4_8
 	movl	(%rcx), %edx
 	movl	%edx, (%rax)
 	addq	$4, %rcx
 	addq	$4, %rax
-.Laesgen_aesni_gcm_r2_open_no4_7:
+.Laesgen_aesni_gcm_r2_open_no4_8:
 	testq	$2, %rdi
-	je	.Laesgen_aesni_gcm_r2_open_no2_7
+	je	.Laesgen_aesni_gcm_r2_open_no2_8
 	movzbl	(%rcx), %edx
 	movb	%dl, (%rax)
 	movzbl	1(%rcx), %edx
 	movb	%dl, 1(%rax)
 	addq	$2, %rcx
 	addq	$2, %rax
-.Laesgen_aesni_gcm_r2_open_no2_7:
+.Laesgen_aesni_gcm_r2_open_no2_8:
 	testq	$1, %rdi
-	je	.Laesgen_aesni_gcm_r2_open_no1_7
+	je	.Laesgen_aesni_gcm_r2_open_no1_8
 	movzbl	(%rcx), %edx
 	movb	%dl, (%rax)
-.Laesgen_aesni_gcm_r2_open_no1_7:
+.Laesgen_aesni_gcm_r2_open_no1_8:
 .Laesgen_aesni_gcm_r2_open_absorbed_2:
 	vmovdqa	%xmm0, 416(%rbx)
+.Laesgen_aesni_gcm_r2_open_data:
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -3708,19 +4086,19 @@ aesgen_aesni_gcm_r2_open:
 .Laesgen_aesni_gcm_r2_open_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r2_open_short_counter0:
+.Laesgen_aesni_gcm_r2_open_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
-.Laesgen_aesni_gcm_r2_open_short_counter1:
+.Laesgen_aesni_gcm_r2_open_short_counter2:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
 	.p2align	4
-.Laesgen_aesni_gcm_r2_open_short_counter2:
+.Laesgen_aesni_gcm_r2_open_short_counter3:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
 	.p2align	4
-.Laesgen_aesni_gcm_r2_open_short_counter3:
+.Laesgen_aesni_gcm_r2_open_short_counter4:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	4
-.Laesgen_aesni_gcm_r2_open_short_counter4:
+.Laesgen_aesni_gcm_r2_open_short_counter5:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
 .Laesgen_aesni_gcm_r2_open_ghash_poly:

@@ -229,6 +229,27 @@ aesgen_gfni128_face_none_init:
 	movl	168(%rdi), %eax
 	xorl	156(%rdi), %eax
 	movl	%eax, 172(%rdi)
+	vmovdqa	16(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 16(%rdi)
+	vmovdqa	32(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 32(%rdi)
+	vmovdqa	48(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 48(%rdi)
+	vmovdqa	80(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 80(%rdi)
+	vmovdqa	96(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 96(%rdi)
+	vmovdqa	112(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 112(%rdi)
+	vmovdqa	144(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 144(%rdi)
 	movl	$128, 240(%rdi)
 	jmp	.Laesgen_gfni128_face_none_init_common
 .Laesgen_gfni128_face_none_init_key192:
@@ -422,6 +443,33 @@ aesgen_gfni128_face_none_init:
 	movl	200(%rdi), %eax
 	xorl	180(%rdi), %eax
 	movl	%eax, 204(%rdi)
+	vmovdqa	16(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 16(%rdi)
+	vmovdqa	32(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 32(%rdi)
+	vmovdqa	48(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 48(%rdi)
+	vmovdqa	80(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 80(%rdi)
+	vmovdqa	96(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 96(%rdi)
+	vmovdqa	112(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 112(%rdi)
+	vmovdqa	144(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 144(%rdi)
+	vmovdqa	160(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 160(%rdi)
+	vmovdqa	176(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 176(%rdi)
 	movl	$192, 240(%rdi)
 	jmp	.Laesgen_gfni128_face_none_init_common
 .Laesgen_gfni128_face_none_init_key256:
@@ -650,6 +698,36 @@ aesgen_gfni128_face_none_init:
 	movl	232(%rdi), %eax
 	xorl	204(%rdi), %eax
 	movl	%eax, 236(%rdi)
+	vmovdqa	16(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 16(%rdi)
+	vmovdqa	32(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 32(%rdi)
+	vmovdqa	48(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 48(%rdi)
+	vmovdqa	80(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 80(%rdi)
+	vmovdqa	96(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 96(%rdi)
+	vmovdqa	112(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 112(%rdi)
+	vmovdqa	144(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 144(%rdi)
+	vmovdqa	160(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 160(%rdi)
+	vmovdqa	176(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 176(%rdi)
+	vmovdqa	208(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa	%xmm0, 208(%rdi)
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni128_face_none_init_common
 .Laesgen_gfni128_face_none_init_common:
@@ -671,6 +749,15 @@ aesgen_gfni128_face_none_init:
 	.p2align	4
 .Laesgen_gfni128_face_none_init_gfni_sbox128:
 	.byte	0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1, 0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1
+	.p2align	4
+.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.p2align	4
+.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	4
+.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 
 
 # set_iv(ctx, iv): restart the stream at iv under the same key.
@@ -763,686 +850,614 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
 	vmovdqa	16(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	32(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	48(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	64(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	80(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	96(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	112(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	128(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	144(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	160(%rdi), %xmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -1488,686 +1503,614 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	%xmm8, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	16(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	32(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	48(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	64(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	80(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	96(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	112(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	128(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	144(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	160(%rdi), %xmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -2209,350 +2152,314 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
 	vmovdqa	16(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	32(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	48(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	64(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	80(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	96(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	112(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	128(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	144(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	160(%rdi), %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -2582,350 +2489,314 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	16(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	32(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	48(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	64(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	80(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	96(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	112(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	128(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	144(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	160(%rdi), %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -2957,182 +2828,164 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
 	vmovdqa	16(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	64(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	80(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	96(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	112(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	128(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	144(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	160(%rdi), %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -3154,182 +3007,164 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	16(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	64(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	80(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	96(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	112(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	128(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	144(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	160(%rdi), %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -3349,98 +3184,89 @@ aesgen_gfni128_face_none_xor_stream:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	32(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	48(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	64(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	80(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	96(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	112(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	128(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	144(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_none_xor_stream_partial
@@ -3501,832 +3327,736 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
 	vmovdqa	16(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	32(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	48(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	64(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	80(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	96(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	112(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	128(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	144(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	160(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	176(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	192(%rdi), %xmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -4372,832 +4102,736 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	%xmm8, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	16(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	32(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	48(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	64(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	80(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	96(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	112(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	128(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	144(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	160(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	176(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	192(%rdi), %xmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -5239,424 +4873,376 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
 	vmovdqa	16(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	32(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	48(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	64(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	80(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	96(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	112(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	128(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	144(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	160(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	176(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	192(%rdi), %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -5686,424 +5272,376 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	16(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	32(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	48(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	64(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	80(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	96(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	112(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	128(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	144(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	160(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	176(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	192(%rdi), %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -6135,220 +5673,196 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
 	vmovdqa	16(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	64(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	80(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	96(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	112(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	128(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	144(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	160(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	176(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	192(%rdi), %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -6370,220 +5884,196 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	16(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	64(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	80(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	96(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	112(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	128(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	144(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	160(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	176(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	192(%rdi), %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -6603,118 +6093,106 @@ aesgen_gfni128_face_none_xor_stream:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	32(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	48(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	64(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	80(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	96(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	112(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	128(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	144(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	176(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_none_xor_stream_partial_2
@@ -6775,978 +6253,874 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm0, %xmm6
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm0, %xmm7
 	vmovdqa	16(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	32(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	48(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	64(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	80(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	96(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	112(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	128(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	144(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	160(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	176(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	192(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	208(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	224(%rdi), %xmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -7792,978 +7166,874 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	%xmm8, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	16(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	32(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	48(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	64(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	80(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	96(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	112(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	128(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	144(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	160(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	176(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	192(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	208(%rdi), %xmm8
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm0, %xmm10, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm0, %xmm0
 	vpxor	%xmm9, %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm1, %xmm10, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm1, %xmm1
 	vpxor	%xmm9, %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm2, %xmm10, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm2, %xmm2
 	vpxor	%xmm9, %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm3, %xmm10, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm3, %xmm3
 	vpxor	%xmm9, %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm4, %xmm4
-	vpxor	%xmm4, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm4, %xmm10, %xmm4
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm4, %xmm4
 	vpxor	%xmm9, %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm5, %xmm5
-	vpxor	%xmm5, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm5, %xmm10, %xmm5
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm5, %xmm5
 	vpxor	%xmm9, %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm6, %xmm6
-	vpxor	%xmm6, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm6, %xmm10, %xmm6
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm6, %xmm6
 	vpxor	%xmm9, %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm9
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm7, %xmm7
-	vpxor	%xmm7, %xmm9, %xmm9
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm10
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm9, %xmm9
-	vpxor	%xmm7, %xmm10, %xmm7
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm9
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm9, %xmm10
+	vpxor	%xmm10, %xmm9, %xmm9
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm9, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm9, %xmm9
+	vpxor	%xmm10, %xmm7, %xmm7
 	vpxor	%xmm9, %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vmovdqa	224(%rdi), %xmm8
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm8, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
 	vpxor	%xmm8, %xmm1, %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
 	vpxor	%xmm8, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
 	vpxor	%xmm8, %xmm3, %xmm3
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm4, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm4, %xmm4
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm4, %xmm4
 	vpxor	%xmm8, %xmm4, %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm5, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm5, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm5, %xmm5
 	vpxor	%xmm8, %xmm5, %xmm5
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm6, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm6, %xmm6
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm6, %xmm6
 	vpxor	%xmm8, %xmm6, %xmm6
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm7, %xmm7
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm7, %xmm7
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm7, %xmm7
 	vpxor	%xmm8, %xmm7, %xmm7
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -8805,498 +8075,446 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm0, %xmm2
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm0, %xmm3
 	vmovdqa	16(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	32(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	48(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	64(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	80(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	96(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	112(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	128(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	144(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	160(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	176(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	192(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	208(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	224(%rdi), %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -9326,498 +8544,446 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	%xmm4, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	16(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	32(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	48(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	64(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	80(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	96(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	112(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	128(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	144(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	160(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	176(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	192(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	208(%rdi), %xmm4
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm0, %xmm6, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm0, %xmm0
 	vpxor	%xmm5, %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm1, %xmm6, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm1, %xmm1
 	vpxor	%xmm5, %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm2, %xmm2
-	vpxor	%xmm2, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm2, %xmm6, %xmm2
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm2, %xmm2
 	vpxor	%xmm5, %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm5
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm3, %xmm3
-	vpxor	%xmm3, %xmm5, %xmm5
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm6
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm5, %xmm5
-	vpxor	%xmm3, %xmm6, %xmm3
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm5
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm5, %xmm6
+	vpxor	%xmm6, %xmm5, %xmm5
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm5, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm5, %xmm5
+	vpxor	%xmm6, %xmm3, %xmm3
 	vpxor	%xmm5, %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vmovdqa	224(%rdi), %xmm4
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm4, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
 	vpxor	%xmm4, %xmm1, %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm2, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm2, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm2, %xmm2
 	vpxor	%xmm4, %xmm2, %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm3, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm3, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm3, %xmm3
 	vpxor	%xmm4, %xmm3, %xmm3
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -9849,258 +9015,232 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	%xmm1, %xmm0, %xmm0
 	vpxor	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm0, %xmm1
 	vmovdqa	16(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	64(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	80(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	96(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	112(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	128(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	144(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	160(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	176(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	192(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	208(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	224(%rdi), %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -10122,258 +9262,232 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	16(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	32(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	48(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	64(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	80(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	96(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	112(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	128(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	144(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	160(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	176(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	192(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	208(%rdi), %xmm2
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm0, %xmm4, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm0, %xmm0
 	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm1, %xmm1
-	vpxor	%xmm1, %xmm3, %xmm3
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm4
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm3, %xmm3
-	vpxor	%xmm1, %xmm4, %xmm1
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm3
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm3, %xmm4
+	vpxor	%xmm4, %xmm3, %xmm3
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm3, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm3, %xmm3
+	vpxor	%xmm4, %xmm1, %xmm1
 	vpxor	%xmm3, %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vmovdqa	224(%rdi), %xmm2
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm1, %xmm1
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm1, %xmm1
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm1, %xmm1
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpxor	(%rdx), %xmm0, %xmm0
 	vmovdqu	%xmm0, (%rsi)
@@ -10393,138 +9507,125 @@ aesgen_gfni128_face_none_xor_stream:
 	vmovdqa	(%rdi), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	32(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	48(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	64(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	80(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	96(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	112(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	128(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	144(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	176(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	208(%rdi), %xmm1
-	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm2
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm0, %xmm0
-	vpxor	%xmm0, %xmm2, %xmm2
-	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm3
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm2, %xmm2
-	vpxor	%xmm0, %xmm3, %xmm0
+	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm2
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm2, %xmm3
+	vpxor	%xmm3, %xmm2, %xmm2
+	vgf2p8mulb	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm2, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm2, %xmm2
+	vpxor	%xmm3, %xmm0, %xmm0
 	vpxor	%xmm2, %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rdi), %xmm1
 	vgf2p8affineinvqb	$99, .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
 	vpxor	%xmm1, %xmm0, %xmm0
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_none_xor_stream_partial_3
@@ -10586,20 +9687,32 @@ aesgen_gfni128_face_none_xor_stream:
 .Laesgen_gfni128_face_none_xor_stream_lanes128_plus7:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07
 	.p2align	4
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128:
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.p2align	4
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	4
 .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128:
 	.byte	0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1, 0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1
-	.p2align	4
-.Laesgen_gfni128_face_none_xor_stream_gfni_sr128:
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
-	.p2align	4
-.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128:
-	.byte	0x05, 0x0a, 0x0f, 0x00, 0x09, 0x0e, 0x03, 0x04, 0x0d, 0x02, 0x07, 0x08, 0x01, 0x06, 0x0b, 0x0c
 	.p2align	4
 .Laesgen_gfni128_face_none_xor_stream_gfni_two128:
 	.byte	0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02
 	.p2align	4
-.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128:
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128:
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.p2align	4
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128:
 	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	4
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	4
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.p2align	4
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
 # wipe(ctx): zero all 384 bytes of the context.

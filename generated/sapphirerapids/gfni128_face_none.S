@@ -10,7 +10,7 @@
  *   Context: 384 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
- *   aesgen_gfni128_face_none_init   requires AVX, GFNI, AVX512F, AVX512VL
+ *   aesgen_gfni128_face_none_init   requires AVX, GFNI, AVX512F, AVX512BW, AVX512VL
  *   aesgen_gfni128_face_none_set_iv
  *   aesgen_gfni128_face_none_xor_stream   requires AVX, GFNI, AVX512F, AVX512BW, AVX512VL
  *   aesgen_gfni128_face_none_wipe   requires AVX, AVX512F, AVX512VL
@@ -19,7 +19,7 @@
 
 # init(ctx, key, key_len, iv): expand the key, reset FACE state, set the IV.
 # Returns 0, or -1 for a key length not built in.
-# Requires: AVX, GFNI, AVX512F, AVX512VL
+# Requires: AVX, GFNI, AVX512F, AVX512BW, AVX512VL
 	.text
 	.globl	aesgen_gfni128_face_none_init
 	.type	aesgen_gfni128_face_none_init, @function
@@ -228,6 +228,27 @@ aesgen_gfni128_face_none_init:
 	movl	168(%rdi), %eax
 	xorl	156(%rdi), %eax
 	movl	%eax, 172(%rdi)
+	vmovdqa64	16(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 16(%rdi)
+	vmovdqa64	32(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 32(%rdi)
+	vmovdqa64	48(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 48(%rdi)
+	vmovdqa64	80(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 80(%rdi)
+	vmovdqa64	96(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 96(%rdi)
+	vmovdqa64	112(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 112(%rdi)
+	vmovdqa64	144(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 144(%rdi)
 	movl	$128, 240(%rdi)
 	jmp	.Laesgen_gfni128_face_none_init_common
 .Laesgen_gfni128_face_none_init_key192:
@@ -421,6 +442,33 @@ aesgen_gfni128_face_none_init:
 	movl	200(%rdi), %eax
 	xorl	180(%rdi), %eax
 	movl	%eax, 204(%rdi)
+	vmovdqa64	16(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 16(%rdi)
+	vmovdqa64	32(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 32(%rdi)
+	vmovdqa64	48(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 48(%rdi)
+	vmovdqa64	80(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 80(%rdi)
+	vmovdqa64	96(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 96(%rdi)
+	vmovdqa64	112(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 112(%rdi)
+	vmovdqa64	144(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 144(%rdi)
+	vmovdqa64	160(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 160(%rdi)
+	vmovdqa64	176(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 176(%rdi)
 	movl	$192, 240(%rdi)
 	jmp	.Laesgen_gfni128_face_none_init_common
 .Laesgen_gfni128_face_none_init_key256:
@@ -649,6 +697,36 @@ aesgen_gfni128_face_none_init:
 	movl	232(%rdi), %eax
 	xorl	204(%rdi), %eax
 	movl	%eax, 236(%rdi)
+	vmovdqa64	16(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 16(%rdi)
+	vmovdqa64	32(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 32(%rdi)
+	vmovdqa64	48(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 48(%rdi)
+	vmovdqa64	80(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 80(%rdi)
+	vmovdqa64	96(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 96(%rdi)
+	vmovdqa64	112(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 112(%rdi)
+	vmovdqa64	144(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 144(%rdi)
+	vmovdqa64	160(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 160(%rdi)
+	vmovdqa64	176(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 176(%rdi)
+	vmovdqa64	208(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 208(%rdi)
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni128_face_none_init_common
 .Laesgen_gfni128_face_none_init_common:
@@ -670,6 +748,15 @@ aesgen_gfni128_face_none_init:
 	.p2align	4
 .Laesgen_gfni128_face_none_init_gfni_sbox128:
 	.byte	0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1, 0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1
+	.p2align	4
+.Laesgen_gfni128_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.p2align	4
+.Laesgen_gfni128_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	4
+.Laesgen_gfni128_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 
 
 # set_iv(ctx, iv): restart the stream at iv under the same key.
@@ -748,10 +835,7 @@ aesgen_gfni128_face_none_xor_stream:
 	vmovdqa64	144(%rdi), %xmm9
 	vmovdqa64	160(%rdi), %xmm10
 	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm11
-	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm12
-	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm13
-	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm14
-	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm12
 .Laesgen_gfni128_face_none_xor_stream_top128:
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni128_face_none_xor_stream_end128
@@ -764,707 +848,581 @@ aesgen_gfni128_face_none_xor_stream:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned8_128
 .Laesgen_gfni128_face_none_xor_stream_fast8_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vpxorq	%xmm0, %xmm16, %xmm23
-	vmovdqa64	%xmm23, %xmm16
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm23, %xmm17
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm23, %xmm18
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm23, %xmm19
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm23, %xmm20
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm23, %xmm21
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm23, %xmm22
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm20
+	vmovdqa64	%xmm20, %xmm13
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm20, %xmm14
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm20, %xmm15
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm20, %xmm16
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm20, %xmm17
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm20, %xmm18
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm20, %xmm19
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm20, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm1, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm1, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm1, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm1, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm1, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm1, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm1, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm1, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm2, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm2, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm2, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm2, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm2, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm3, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm3, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm3, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm3, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm3, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm4, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm4, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm4, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm4, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm4, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm5, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm5, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm5, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm5, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm6, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm6, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm6, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm6, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm6, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm7, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm7, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm7, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm7, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm7, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm7, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm8, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm8, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm8, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm8, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm8, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm8, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm9, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm9, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm9, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm9, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm13, %xmm13
+	vpxorq	%xmm10, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm14
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm14, %xmm14
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm15, %xmm15
+	vpxorq	%xmm10, %xmm15, %xmm15
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm16, %xmm16
 	vpxorq	%xmm10, %xmm16, %xmm16
 	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm17, %xmm17
 	vpxorq	%xmm10, %xmm17, %xmm17
 	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm18, %xmm18
 	vpxorq	%xmm10, %xmm18, %xmm18
 	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm19
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm19, %xmm19
 	vpxorq	%xmm10, %xmm19, %xmm19
 	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm20, %xmm20
 	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm22
-	vpxorq	%xmm10, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm23
-	vpxorq	%xmm10, %xmm23, %xmm23
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	vpxorq	16(%rdx), %xmm17, %xmm17
-	vmovdqu64	%xmm17, 16(%rsi)
-	vpxorq	32(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, 32(%rsi)
-	vpxorq	48(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 48(%rsi)
-	vpxorq	64(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, 64(%rsi)
-	vpxorq	80(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 80(%rsi)
-	vpxorq	96(%rdx), %xmm22, %xmm22
-	vmovdqu64	%xmm22, 96(%rsi)
-	vpxorq	112(%rdx), %xmm23, %xmm23
-	vmovdqu64	%xmm23, 112(%rsi)
+	vpxorq	(%rdx), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rsi)
+	vpxorq	16(%rdx), %xmm14, %xmm14
+	vmovdqu64	%xmm14, 16(%rsi)
+	vpxorq	32(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, 32(%rsi)
+	vpxorq	48(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, 48(%rsi)
+	vpxorq	64(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 64(%rsi)
+	vpxorq	80(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 80(%rsi)
+	vpxorq	96(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 96(%rsi)
+	vpxorq	112(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 112(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -1472,714 +1430,588 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top128
 .Laesgen_gfni128_face_none_xor_stream_unaligned8_128:
-	vmovq	%rax, %xmm23
-	vmovq	%r8, %xmm16
-	vpunpcklqdq	%xmm16, %xmm23, %xmm23
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm23, %xmm23
-	vmovdqa64	%xmm23, %xmm16
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm23, %xmm17
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm23, %xmm18
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm23, %xmm19
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm23, %xmm20
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm23, %xmm21
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm23, %xmm22
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm23, %xmm23
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm13
+	vpunpcklqdq	%xmm13, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vmovdqa64	%xmm20, %xmm13
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm20, %xmm14
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm20, %xmm15
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm20, %xmm16
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm20, %xmm17
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm20, %xmm18
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm20, %xmm19
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm15, %xmm15
 	vpxorq	%xmm0, %xmm16, %xmm16
 	vpxorq	%xmm0, %xmm17, %xmm17
 	vpxorq	%xmm0, %xmm18, %xmm18
 	vpxorq	%xmm0, %xmm19, %xmm19
 	vpxorq	%xmm0, %xmm20, %xmm20
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vpxorq	%xmm0, %xmm22, %xmm22
-	vpxorq	%xmm0, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm1, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm1, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm1, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm1, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm1, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm1, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm1, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm1, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm2, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm2, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm2, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm2, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm2, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm3, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm3, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm3, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm3, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm3, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm4, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm4, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm4, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm4, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm4, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm5, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm5, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm5, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm5, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm6, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm6, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm6, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm6, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm6, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm7, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm7, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm7, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm7, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm7, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm7, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm8, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm8, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm8, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm8, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm8, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm8, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm24
-	vpshufb	%xmm13, %xmm16, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm16
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm24, %xmm25, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm13
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm14
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm14
+	vpxorq	%xmm9, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm15
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm15
+	vpxorq	%xmm9, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm16
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm16
 	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm24
-	vpshufb	%xmm13, %xmm17, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm17
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm24, %xmm25, %xmm17
+	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
 	vpxorq	%xmm9, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm24
-	vpshufb	%xmm13, %xmm18, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm18
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm24, %xmm25, %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
 	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm24
-	vpshufb	%xmm13, %xmm19, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm19
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm24, %xmm25, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
 	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm24
-	vpshufb	%xmm13, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm20
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm12, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm24
-	vpshufb	%xmm13, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm21
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm24
-	vpshufb	%xmm13, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm22
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm9, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm24
-	vpshufb	%xmm13, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm15, %xmm24, %xmm23
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm9, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm13, %xmm13
+	vpxorq	%xmm10, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm14
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm14, %xmm14
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm15, %xmm15
+	vpxorq	%xmm10, %xmm15, %xmm15
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm16, %xmm16
 	vpxorq	%xmm10, %xmm16, %xmm16
 	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm17, %xmm17
 	vpxorq	%xmm10, %xmm17, %xmm17
 	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm18, %xmm18
 	vpxorq	%xmm10, %xmm18, %xmm18
 	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm19
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm19, %xmm19
 	vpxorq	%xmm10, %xmm19, %xmm19
 	vgf2p8affineinvqb	$99, %xmm11, %xmm20, %xmm20
-	vpshufb	%xmm12, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm20, %xmm20
 	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm11, %xmm21, %xmm21
-	vpshufb	%xmm12, %xmm21, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm11, %xmm22, %xmm22
-	vpshufb	%xmm12, %xmm22, %xmm22
-	vpxorq	%xmm10, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm11, %xmm23, %xmm23
-	vpshufb	%xmm12, %xmm23, %xmm23
-	vpxorq	%xmm10, %xmm23, %xmm23
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	vpxorq	16(%rdx), %xmm17, %xmm17
-	vmovdqu64	%xmm17, 16(%rsi)
-	vpxorq	32(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, 32(%rsi)
-	vpxorq	48(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 48(%rsi)
-	vpxorq	64(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, 64(%rsi)
-	vpxorq	80(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 80(%rsi)
-	vpxorq	96(%rdx), %xmm22, %xmm22
-	vmovdqu64	%xmm22, 96(%rsi)
-	vpxorq	112(%rdx), %xmm23, %xmm23
-	vmovdqu64	%xmm23, 112(%rsi)
+	vpxorq	(%rdx), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rsi)
+	vpxorq	16(%rdx), %xmm14, %xmm14
+	vmovdqu64	%xmm14, 16(%rsi)
+	vpxorq	32(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, 32(%rsi)
+	vpxorq	48(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, 48(%rsi)
+	vpxorq	64(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 64(%rsi)
+	vpxorq	80(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 80(%rsi)
+	vpxorq	96(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 96(%rsi)
+	vpxorq	112(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 112(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -2194,359 +2026,305 @@ aesgen_gfni128_face_none_xor_stream:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned4_128
 .Laesgen_gfni128_face_none_xor_stream_fast4_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vpxorq	%xmm0, %xmm16, %xmm19
-	vmovdqa64	%xmm19, %xmm16
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm17
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm19, %xmm18
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm16
+	vmovdqa64	%xmm16, %xmm13
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm16, %xmm14
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm16, %xmm15
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm1, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm1, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm1, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm1, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm1, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm2, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm2, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm2, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm3, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm3, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm3, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm4, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm4, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm4, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm5, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm5, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm6, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm6, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm6, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm7, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm7, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm7, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm7, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm8, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm8, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm8, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm8, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm9, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm9, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm9, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm13, %xmm13
+	vpxorq	%xmm10, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm14
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm14, %xmm14
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm15, %xmm15
+	vpxorq	%xmm10, %xmm15, %xmm15
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm16, %xmm16
 	vpxorq	%xmm10, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm17
-	vpxorq	%xmm10, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm19
-	vpxorq	%xmm10, %xmm19, %xmm19
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	vpxorq	16(%rdx), %xmm17, %xmm17
-	vmovdqu64	%xmm17, 16(%rsi)
-	vpxorq	32(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, 32(%rsi)
-	vpxorq	48(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 48(%rsi)
+	vpxorq	(%rdx), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rsi)
+	vpxorq	16(%rdx), %xmm14, %xmm14
+	vmovdqu64	%xmm14, 16(%rsi)
+	vpxorq	32(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, 32(%rsi)
+	vpxorq	48(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, 48(%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -2554,362 +2332,308 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top128
 .Laesgen_gfni128_face_none_xor_stream_unaligned4_128:
-	vmovq	%rax, %xmm19
-	vmovq	%r8, %xmm16
-	vpunpcklqdq	%xmm16, %xmm19, %xmm19
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm19, %xmm19
-	vmovdqa64	%xmm19, %xmm16
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm17
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm19, %xmm18
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm19, %xmm19
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm13
+	vpunpcklqdq	%xmm13, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vmovdqa64	%xmm16, %xmm13
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm16, %xmm14
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm16, %xmm15
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm15, %xmm15
 	vpxorq	%xmm0, %xmm16, %xmm16
-	vpxorq	%xmm0, %xmm17, %xmm17
-	vpxorq	%xmm0, %xmm18, %xmm18
-	vpxorq	%xmm0, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm1, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm1, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm1, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm1, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm1, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm2, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm2, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm2, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm3, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm3, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm3, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm4, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm4, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm4, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm5, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm5, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm6, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm6, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm6, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm7, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm7, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm7, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm7, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm8, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm8, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm8, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm8, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm20
-	vpshufb	%xmm13, %xmm16, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm16
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm20, %xmm21, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm13
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm14
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm14
+	vpxorq	%xmm9, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm9, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm12, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
 	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm20
-	vpshufb	%xmm13, %xmm17, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm17
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm20, %xmm21, %xmm17
-	vpxorq	%xmm9, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm20
-	vpshufb	%xmm13, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm18
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm20
-	vpshufb	%xmm13, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm15, %xmm20, %xmm19
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm13, %xmm13
+	vpxorq	%xmm10, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm14
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm14, %xmm14
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm15, %xmm15
+	vpxorq	%xmm10, %xmm15, %xmm15
 	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm16, %xmm16
 	vpxorq	%xmm10, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm17
-	vpxorq	%xmm10, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm18, %xmm18
-	vpshufb	%xmm12, %xmm18, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm11, %xmm19, %xmm19
-	vpshufb	%xmm12, %xmm19, %xmm19
-	vpxorq	%xmm10, %xmm19, %xmm19
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	vpxorq	16(%rdx), %xmm17, %xmm17
-	vmovdqu64	%xmm17, 16(%rsi)
-	vpxorq	32(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, 32(%rsi)
-	vpxorq	48(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 48(%rsi)
+	vpxorq	(%rdx), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rsi)
+	vpxorq	16(%rdx), %xmm14, %xmm14
+	vmovdqu64	%xmm14, 16(%rsi)
+	vpxorq	32(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, 32(%rsi)
+	vpxorq	48(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, 48(%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -2924,185 +2648,167 @@ aesgen_gfni128_face_none_xor_stream:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned2_128
 .Laesgen_gfni128_face_none_xor_stream_fast2_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vpxorq	%xmm0, %xmm16, %xmm17
-	vmovdqa64	%xmm17, %xmm16
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm1, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm1, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm2, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm3, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm4, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm5, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm6, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm7, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm8, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm9, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm17
-	vpxorq	%xmm10, %xmm17, %xmm17
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	vpxorq	16(%rdx), %xmm17, %xmm17
-	vmovdqu64	%xmm17, 16(%rsi)
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm14
+	vmovdqa64	%xmm14, %xmm13
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm1, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm2, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm3, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm3, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm4, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm4, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm5, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm6, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm7, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm7, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm8, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm8, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm9, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm13, %xmm13
+	vpxorq	%xmm10, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm14
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm14, %xmm14
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vpxorq	(%rdx), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rsi)
+	vpxorq	16(%rdx), %xmm14, %xmm14
+	vmovdqu64	%xmm14, 16(%rsi)
 	addq	$2, %rax
 	adcq	$0, %r8
 	addq	$32, %rdx
@@ -3110,186 +2816,168 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top128
 .Laesgen_gfni128_face_none_xor_stream_unaligned2_128:
-	vmovq	%rax, %xmm17
-	vmovq	%r8, %xmm16
-	vpunpcklqdq	%xmm16, %xmm17, %xmm17
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
-	vmovdqa64	%xmm17, %xmm16
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm17, %xmm17
-	vpxorq	%xmm0, %xmm16, %xmm16
-	vpxorq	%xmm0, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm1, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm1, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm2, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm3, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm4, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm5, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm6, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm7, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm8, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm18
-	vpshufb	%xmm13, %xmm16, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm16
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm18, %xmm19, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm18
-	vpshufb	%xmm13, %xmm17, %xmm19
-	vpxorq	%xmm19, %xmm18, %xmm18
-	vgf2p8mulb	%xmm15, %xmm18, %xmm17
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vmovdqa64	%xmm17, %xmm17
-	vpternlogd	$150, %xmm18, %xmm19, %xmm17
-	vpxorq	%xmm9, %xmm17, %xmm17
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm17, %xmm17
-	vpshufb	%xmm12, %xmm17, %xmm17
-	vpxorq	%xmm10, %xmm17, %xmm17
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
-	vpxorq	16(%rdx), %xmm17, %xmm17
-	vmovdqu64	%xmm17, 16(%rsi)
+	vmovq	%rax, %xmm14
+	vmovq	%r8, %xmm13
+	vpunpcklqdq	%xmm13, %xmm14, %xmm14
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm14, %xmm14
+	vmovdqa64	%xmm14, %xmm13
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm14, %xmm14
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vpxorq	%xmm0, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm1, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm2, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm3, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm3, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm4, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm4, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm5, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm5, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm6, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm7, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm7, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm8, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm8, %xmm14, %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm16
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm18
+	vpxorq	%xmm18, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm13
+	vpshufb	%xmm16, %xmm17, %xmm17
+	vpternlogd	$150, %xmm17, %xmm18, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm17
+	vpshufb	%xmm15, %xmm17, %xmm15
+	vpxorq	%xmm15, %xmm17, %xmm17
+	vgf2p8mulb	%xmm12, %xmm17, %xmm14
+	vpshufb	%xmm16, %xmm17, %xmm16
+	vpternlogd	$150, %xmm16, %xmm15, %xmm14
+	vpxorq	%xmm9, %xmm14, %xmm14
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm13, %xmm13
+	vpxorq	%xmm10, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm14, %xmm14
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm14, %xmm14
+	vpxorq	%xmm10, %xmm14, %xmm14
+	vpxorq	(%rdx), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rsi)
+	vpxorq	16(%rdx), %xmm14, %xmm14
+	vmovdqu64	%xmm14, 16(%rsi)
 	addq	$2, %rax
 	adcq	$0, %r8
 	addq	$32, %rdx
@@ -3297,100 +2985,100 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top128
 .Laesgen_gfni128_face_none_xor_stream_single128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vmovdqa64	%xmm16, %xmm16
-	vpxorq	%xmm0, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm1, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa64	%xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm3, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm4, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm5, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm7, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm8, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm13, %xmm13
+	vpxorq	%xmm10, %xmm13, %xmm13
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_none_xor_stream_partial
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	(%rdx), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rsi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	addq	$16, %rdx
@@ -3398,7 +3086,7 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top128
 .Laesgen_gfni128_face_none_xor_stream_partial:
-	vmovdqa64	%xmm16, 272(%rdi)
+	vmovdqa64	%xmm13, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
@@ -3434,10 +3122,7 @@ aesgen_gfni128_face_none_xor_stream:
 	vmovdqa64	176(%rdi), %xmm11
 	vmovdqa64	192(%rdi), %xmm12
 	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm13
-	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm14
-	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm15
-	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm16
-	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm14
 .Laesgen_gfni128_face_none_xor_stream_top192:
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni128_face_none_xor_stream_end192
@@ -3450,851 +3135,689 @@ aesgen_gfni128_face_none_xor_stream:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned8_192
 .Laesgen_gfni128_face_none_xor_stream_fast8_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vpxorq	%xmm0, %xmm18, %xmm25
-	vmovdqa64	%xmm25, %xmm18
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm25, %xmm19
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm25, %xmm20
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm25, %xmm21
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm25, %xmm22
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm25, %xmm23
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm25, %xmm24
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vpxorq	%xmm0, %xmm15, %xmm22
+	vmovdqa64	%xmm22, %xmm15
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm22, %xmm16
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm22, %xmm17
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm22, %xmm18
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm22, %xmm19
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm22, %xmm20
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm22, %xmm21
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm22, %xmm22
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm1, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm1, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm1, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm1, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm1, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm1, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm1, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm2, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm2, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm2, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm2, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm2, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm3, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm3, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm3, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm3, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm4, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm4, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm4, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm4, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm5, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm5, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm5, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm5, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm6, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm6, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm6, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm6, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm6, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm7, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm7, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm7, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm7, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm7, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm8, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm8, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm8, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm8, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm8, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm9, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm9, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm9, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm9, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm9, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm10, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm10, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm10, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm10, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm10, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm10, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm11, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm11, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm11, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm11, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm11, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm11, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm11, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm11, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm15
+	vpxorq	%xmm12, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm16
+	vpxorq	%xmm12, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm17
+	vpxorq	%xmm12, %xmm17, %xmm17
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
 	vpxorq	%xmm12, %xmm18, %xmm18
 	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm19
 	vpxorq	%xmm12, %xmm19, %xmm19
 	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm20
 	vpxorq	%xmm12, %xmm20, %xmm20
 	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm21
 	vpxorq	%xmm12, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm22
 	vpxorq	%xmm12, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm23
-	vpxorq	%xmm12, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vpxorq	%xmm12, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm25
-	vpxorq	%xmm12, %xmm25, %xmm25
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	vpxorq	16(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 16(%rsi)
-	vpxorq	32(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, 32(%rsi)
-	vpxorq	48(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 48(%rsi)
-	vpxorq	64(%rdx), %xmm22, %xmm22
-	vmovdqu64	%xmm22, 64(%rsi)
-	vpxorq	80(%rdx), %xmm23, %xmm23
-	vmovdqu64	%xmm23, 80(%rsi)
-	vpxorq	96(%rdx), %xmm24, %xmm24
-	vmovdqu64	%xmm24, 96(%rsi)
-	vpxorq	112(%rdx), %xmm25, %xmm25
-	vmovdqu64	%xmm25, 112(%rsi)
+	vpxorq	(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, (%rsi)
+	vpxorq	16(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, 16(%rsi)
+	vpxorq	32(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 32(%rsi)
+	vpxorq	48(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 48(%rsi)
+	vpxorq	64(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 64(%rsi)
+	vpxorq	80(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 80(%rsi)
+	vpxorq	96(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 96(%rsi)
+	vpxorq	112(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 112(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -4302,858 +3825,696 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top192
 .Laesgen_gfni128_face_none_xor_stream_unaligned8_192:
-	vmovq	%rax, %xmm25
-	vmovq	%r8, %xmm18
-	vpunpcklqdq	%xmm18, %xmm25, %xmm25
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm25, %xmm25
-	vmovdqa64	%xmm25, %xmm18
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm25, %xmm19
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm25, %xmm20
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm25, %xmm21
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm25, %xmm22
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm25, %xmm23
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm25, %xmm24
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm25, %xmm25
+	vmovq	%rax, %xmm22
+	vmovq	%r8, %xmm15
+	vpunpcklqdq	%xmm15, %xmm22, %xmm22
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm22, %xmm22
+	vmovdqa64	%xmm22, %xmm15
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm22, %xmm16
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm22, %xmm17
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm22, %xmm18
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm22, %xmm19
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm22, %xmm20
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm22, %xmm21
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm22, %xmm22
+	vpxorq	%xmm0, %xmm15, %xmm15
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm17, %xmm17
 	vpxorq	%xmm0, %xmm18, %xmm18
 	vpxorq	%xmm0, %xmm19, %xmm19
 	vpxorq	%xmm0, %xmm20, %xmm20
 	vpxorq	%xmm0, %xmm21, %xmm21
 	vpxorq	%xmm0, %xmm22, %xmm22
-	vpxorq	%xmm0, %xmm23, %xmm23
-	vpxorq	%xmm0, %xmm24, %xmm24
-	vpxorq	%xmm0, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm1, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm1, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm1, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm1, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm1, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm1, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm1, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm2, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm2, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm2, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm2, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm2, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm3, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm3, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm3, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm3, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm4, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm4, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm4, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm4, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm5, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm5, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm5, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm5, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm6, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm6, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm6, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm6, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm6, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm7, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm7, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm7, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm7, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm7, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm8, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm8, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm8, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm8, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm8, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm9, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm9, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm9, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm9, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm9, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm10, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm10, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm10, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm10, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm10, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm10, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm26
-	vpshufb	%xmm15, %xmm18, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm18
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm26, %xmm27, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm23
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm24
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm15
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm15
+	vpxorq	%xmm11, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm16
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm16
+	vpxorq	%xmm11, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm17
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm17
+	vpxorq	%xmm11, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm18
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm18
 	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm26
-	vpshufb	%xmm15, %xmm19, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm19
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm26, %xmm27, %xmm19
+	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm19
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm19
 	vpxorq	%xmm11, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm26
-	vpshufb	%xmm15, %xmm20, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm20
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm26, %xmm27, %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm20
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm20
 	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm26
-	vpshufb	%xmm15, %xmm21, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm21
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm26, %xmm27, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm26
+	vpxorq	%xmm26, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm21
+	vpshufb	%xmm24, %xmm25, %xmm25
+	vpternlogd	$150, %xmm25, %xmm26, %xmm21
 	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm26
-	vpshufb	%xmm15, %xmm22, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm22
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm26, %xmm27, %xmm22
+	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm25
+	vpshufb	%xmm23, %xmm25, %xmm23
+	vpxorq	%xmm23, %xmm25, %xmm25
+	vgf2p8mulb	%xmm14, %xmm25, %xmm22
+	vpshufb	%xmm24, %xmm25, %xmm24
+	vpternlogd	$150, %xmm24, %xmm23, %xmm22
 	vpxorq	%xmm11, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm26
-	vpshufb	%xmm15, %xmm23, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm23
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm26, %xmm27, %xmm23
-	vpxorq	%xmm11, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm26
-	vpshufb	%xmm15, %xmm24, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm24
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm26, %xmm27, %xmm24
-	vpxorq	%xmm11, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm26
-	vpshufb	%xmm15, %xmm25, %xmm27
-	vpxorq	%xmm27, %xmm26, %xmm26
-	vgf2p8mulb	%xmm17, %xmm26, %xmm25
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm26, %xmm27, %xmm25
-	vpxorq	%xmm11, %xmm25, %xmm25
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm15
+	vpxorq	%xmm12, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm16
+	vpxorq	%xmm12, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm17
+	vpxorq	%xmm12, %xmm17, %xmm17
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
 	vpxorq	%xmm12, %xmm18, %xmm18
 	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm19
 	vpxorq	%xmm12, %xmm19, %xmm19
 	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm20
 	vpxorq	%xmm12, %xmm20, %xmm20
 	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm21
 	vpxorq	%xmm12, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, %xmm13, %xmm22, %xmm22
-	vpshufb	%xmm14, %xmm22, %xmm22
 	vpxorq	%xmm12, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm13, %xmm23, %xmm23
-	vpshufb	%xmm14, %xmm23, %xmm23
-	vpxorq	%xmm12, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm13, %xmm24, %xmm24
-	vpshufb	%xmm14, %xmm24, %xmm24
-	vpxorq	%xmm12, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm13, %xmm25, %xmm25
-	vpshufb	%xmm14, %xmm25, %xmm25
-	vpxorq	%xmm12, %xmm25, %xmm25
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	vpxorq	16(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 16(%rsi)
-	vpxorq	32(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, 32(%rsi)
-	vpxorq	48(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 48(%rsi)
-	vpxorq	64(%rdx), %xmm22, %xmm22
-	vmovdqu64	%xmm22, 64(%rsi)
-	vpxorq	80(%rdx), %xmm23, %xmm23
-	vmovdqu64	%xmm23, 80(%rsi)
-	vpxorq	96(%rdx), %xmm24, %xmm24
-	vmovdqu64	%xmm24, 96(%rsi)
-	vpxorq	112(%rdx), %xmm25, %xmm25
-	vmovdqu64	%xmm25, 112(%rsi)
+	vpxorq	(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, (%rsi)
+	vpxorq	16(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, 16(%rsi)
+	vpxorq	32(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 32(%rsi)
+	vpxorq	48(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 48(%rsi)
+	vpxorq	64(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 64(%rsi)
+	vpxorq	80(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 80(%rsi)
+	vpxorq	96(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 96(%rsi)
+	vpxorq	112(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 112(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -5168,431 +4529,361 @@ aesgen_gfni128_face_none_xor_stream:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned4_192
 .Laesgen_gfni128_face_none_xor_stream_fast4_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vpxorq	%xmm0, %xmm18, %xmm21
-	vmovdqa64	%xmm21, %xmm18
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm19
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm21, %xmm20
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vpxorq	%xmm0, %xmm15, %xmm18
+	vmovdqa64	%xmm18, %xmm15
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm18, %xmm16
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm18, %xmm17
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm1, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm1, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm1, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm2, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm6, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm7, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm8, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm9, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm10, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm10, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm11, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm11, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm11, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm11, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm15
+	vpxorq	%xmm12, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm16
+	vpxorq	%xmm12, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm17
+	vpxorq	%xmm12, %xmm17, %xmm17
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
 	vpxorq	%xmm12, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm19
-	vpxorq	%xmm12, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm21
-	vpxorq	%xmm12, %xmm21, %xmm21
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	vpxorq	16(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 16(%rsi)
-	vpxorq	32(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, 32(%rsi)
-	vpxorq	48(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 48(%rsi)
+	vpxorq	(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, (%rsi)
+	vpxorq	16(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, 16(%rsi)
+	vpxorq	32(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 32(%rsi)
+	vpxorq	48(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 48(%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -5600,434 +4891,364 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top192
 .Laesgen_gfni128_face_none_xor_stream_unaligned4_192:
-	vmovq	%rax, %xmm21
-	vmovq	%r8, %xmm18
-	vpunpcklqdq	%xmm18, %xmm21, %xmm21
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm21, %xmm21
-	vmovdqa64	%xmm21, %xmm18
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm19
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm21, %xmm20
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm21, %xmm21
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm15
+	vpunpcklqdq	%xmm15, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm15
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm18, %xmm16
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm18, %xmm17
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm15, %xmm15
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm17, %xmm17
 	vpxorq	%xmm0, %xmm18, %xmm18
-	vpxorq	%xmm0, %xmm19, %xmm19
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm1, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm1, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm1, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm2, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm6, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm7, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm8, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm9, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm10, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm10, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm22
-	vpshufb	%xmm15, %xmm18, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm18
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm22, %xmm23, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm15
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm15
+	vpxorq	%xmm11, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm16
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm16
+	vpxorq	%xmm11, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm11, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm14, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
 	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm22
-	vpshufb	%xmm15, %xmm19, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm19
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm22, %xmm23, %xmm19
-	vpxorq	%xmm11, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm22
-	vpshufb	%xmm15, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm20
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm22
-	vpshufb	%xmm15, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm17, %xmm22, %xmm21
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm11, %xmm21, %xmm21
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm15
+	vpxorq	%xmm12, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm16
+	vpxorq	%xmm12, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm17, %xmm17
+	vpxorq	%xmm12, %xmm17, %xmm17
 	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
 	vpxorq	%xmm12, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm19
-	vpxorq	%xmm12, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm20, %xmm20
-	vpshufb	%xmm14, %xmm20, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm13, %xmm21, %xmm21
-	vpshufb	%xmm14, %xmm21, %xmm21
-	vpxorq	%xmm12, %xmm21, %xmm21
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	vpxorq	16(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 16(%rsi)
-	vpxorq	32(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, 32(%rsi)
-	vpxorq	48(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 48(%rsi)
+	vpxorq	(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, (%rsi)
+	vpxorq	16(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, 16(%rsi)
+	vpxorq	32(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, 32(%rsi)
+	vpxorq	48(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 48(%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -6042,221 +5263,197 @@ aesgen_gfni128_face_none_xor_stream:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned2_192
 .Laesgen_gfni128_face_none_xor_stream_fast2_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vpxorq	%xmm0, %xmm18, %xmm19
-	vmovdqa64	%xmm19, %xmm18
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm1, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm10, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm11, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm19
-	vpxorq	%xmm12, %xmm19, %xmm19
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	vpxorq	16(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 16(%rsi)
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vpxorq	%xmm0, %xmm15, %xmm16
+	vmovdqa64	%xmm16, %xmm15
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm1, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm2, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm6, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm7, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm8, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm9, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm10, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm11, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm11, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm15
+	vpxorq	%xmm12, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm16
+	vpxorq	%xmm12, %xmm16, %xmm16
+	vpxorq	(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, (%rsi)
+	vpxorq	16(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, 16(%rsi)
 	addq	$2, %rax
 	adcq	$0, %r8
 	addq	$32, %rdx
@@ -6264,222 +5461,198 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top192
 .Laesgen_gfni128_face_none_xor_stream_unaligned2_192:
-	vmovq	%rax, %xmm19
-	vmovq	%r8, %xmm18
-	vpunpcklqdq	%xmm18, %xmm19, %xmm19
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm19, %xmm19
-	vmovdqa64	%xmm19, %xmm18
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm19, %xmm19
-	vpxorq	%xmm0, %xmm18, %xmm18
-	vpxorq	%xmm0, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm1, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm2, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm3, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm4, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm5, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm6, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm7, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm8, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm9, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm10, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm20
-	vpshufb	%xmm15, %xmm18, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm18
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm20, %xmm21, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm20
-	vpshufb	%xmm15, %xmm19, %xmm21
-	vpxorq	%xmm21, %xmm20, %xmm20
-	vgf2p8mulb	%xmm17, %xmm20, %xmm19
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vmovdqa64	%xmm19, %xmm19
-	vpternlogd	$150, %xmm20, %xmm21, %xmm19
-	vpxorq	%xmm11, %xmm19, %xmm19
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm19, %xmm19
-	vpshufb	%xmm14, %xmm19, %xmm19
-	vpxorq	%xmm12, %xmm19, %xmm19
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
-	vpxorq	16(%rdx), %xmm19, %xmm19
-	vmovdqu64	%xmm19, 16(%rsi)
+	vmovq	%rax, %xmm16
+	vmovq	%r8, %xmm15
+	vpunpcklqdq	%xmm15, %xmm16, %xmm16
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
+	vmovdqa64	%xmm16, %xmm15
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm16, %xmm16
+	vpxorq	%xmm0, %xmm15, %xmm15
+	vpxorq	%xmm0, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm1, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm1, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm2, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm2, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm3, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm4, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm5, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm6, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm6, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm7, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm7, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm8, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm8, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm9, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm9, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm10, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm10, %xmm16, %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm18
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm20
+	vpxorq	%xmm20, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm15
+	vpshufb	%xmm18, %xmm19, %xmm19
+	vpternlogd	$150, %xmm19, %xmm20, %xmm15
+	vpxorq	%xmm11, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm19
+	vpshufb	%xmm17, %xmm19, %xmm17
+	vpxorq	%xmm17, %xmm19, %xmm19
+	vgf2p8mulb	%xmm14, %xmm19, %xmm16
+	vpshufb	%xmm18, %xmm19, %xmm18
+	vpternlogd	$150, %xmm18, %xmm17, %xmm16
+	vpxorq	%xmm11, %xmm16, %xmm16
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm15
+	vpxorq	%xmm12, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm16, %xmm16
+	vpxorq	%xmm12, %xmm16, %xmm16
+	vpxorq	(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, (%rsi)
+	vpxorq	16(%rdx), %xmm16, %xmm16
+	vmovdqu64	%xmm16, 16(%rsi)
 	addq	$2, %rax
 	adcq	$0, %r8
 	addq	$32, %rdx
@@ -6487,118 +5660,117 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top192
 .Laesgen_gfni128_face_none_xor_stream_single192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vmovdqa64	%xmm18, %xmm18
-	vpxorq	%xmm0, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vmovdqa64	%xmm15, %xmm15
+	vpxorq	%xmm0, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm1, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm2, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm6, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm7, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm8, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm9, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm10, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm11, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm15
+	vpxorq	%xmm12, %xmm15, %xmm15
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_none_xor_stream_partial_2
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, (%rsi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	addq	$16, %rdx
@@ -6606,7 +5778,7 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top192
 .Laesgen_gfni128_face_none_xor_stream_partial_2:
-	vmovdqa64	%xmm18, 272(%rdi)
+	vmovdqa64	%xmm15, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
@@ -6644,10 +5816,7 @@ aesgen_gfni128_face_none_xor_stream:
 	vmovdqa64	208(%rdi), %xmm13
 	vmovdqa64	224(%rdi), %xmm14
 	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_sbox128(%rip), %xmm15
-	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_sr128(%rip), %xmm16
-	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128(%rip), %xmm17
-	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128(%rip), %xmm18
-	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_two128(%rip), %xmm16
 .Laesgen_gfni128_face_none_xor_stream_top256:
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni128_face_none_xor_stream_end256
@@ -6660,995 +5829,813 @@ aesgen_gfni128_face_none_xor_stream:
 	testq	$7, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned8_256
 .Laesgen_gfni128_face_none_xor_stream_fast8_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vpxorq	%xmm0, %xmm20, %xmm27
-	vmovdqa64	%xmm27, %xmm20
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm27, %xmm21
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm27, %xmm22
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm27, %xmm23
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm27, %xmm24
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm27, %xmm25
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm27, %xmm26
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm17, %xmm24
+	vmovdqa64	%xmm24, %xmm17
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm24, %xmm18
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm24, %xmm19
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm24, %xmm20
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm24, %xmm21
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm24, %xmm22
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm24, %xmm23
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm24, %xmm24
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm1, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm1, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm1, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm1, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm1, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm1, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm1, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm2, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm2, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm2, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm2, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm2, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm2, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm3, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm3, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm3, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm3, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm3, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm3, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm4, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm4, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm4, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm4, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm4, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm4, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm5, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm5, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm5, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm5, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm5, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm5, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm6, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm6, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm6, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm6, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm6, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm6, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm7, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm7, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm7, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm7, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm7, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm7, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm8, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm8, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm8, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm8, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm8, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm8, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm9, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm9, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm9, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm9, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm9, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm9, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm10, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm10, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm10, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm10, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm10, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm10, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm11, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm11, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm11, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm11, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm11, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm11, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm11, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm12, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm12, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm12, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm12, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm12, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm12, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm12, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm12, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm13, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm13, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm13, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm13, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm13, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm13, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm13, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm13, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm13, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm13, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm17, %xmm17
+	vpxorq	%xmm14, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm18, %xmm18
+	vpxorq	%xmm14, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm19
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm19, %xmm19
+	vpxorq	%xmm14, %xmm19, %xmm19
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm20, %xmm20
 	vpxorq	%xmm14, %xmm20, %xmm20
 	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm21
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm21, %xmm21
 	vpxorq	%xmm14, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm22
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm22, %xmm22
 	vpxorq	%xmm14, %xmm22, %xmm22
 	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm23
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm23, %xmm23
 	vpxorq	%xmm14, %xmm23, %xmm23
 	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm24
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm24, %xmm24
 	vpxorq	%xmm14, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm25
-	vpxorq	%xmm14, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vpxorq	%xmm14, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm27
-	vpxorq	%xmm14, %xmm27, %xmm27
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	vpxorq	16(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 16(%rsi)
-	vpxorq	32(%rdx), %xmm22, %xmm22
-	vmovdqu64	%xmm22, 32(%rsi)
-	vpxorq	48(%rdx), %xmm23, %xmm23
-	vmovdqu64	%xmm23, 48(%rsi)
-	vpxorq	64(%rdx), %xmm24, %xmm24
-	vmovdqu64	%xmm24, 64(%rsi)
-	vpxorq	80(%rdx), %xmm25, %xmm25
-	vmovdqu64	%xmm25, 80(%rsi)
-	vpxorq	96(%rdx), %xmm26, %xmm26
-	vmovdqu64	%xmm26, 96(%rsi)
-	vpxorq	112(%rdx), %xmm27, %xmm27
-	vmovdqu64	%xmm27, 112(%rsi)
+	vpxorq	(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, (%rsi)
+	vpxorq	16(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 16(%rsi)
+	vpxorq	32(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 32(%rsi)
+	vpxorq	48(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 48(%rsi)
+	vpxorq	64(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 64(%rsi)
+	vpxorq	80(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 80(%rsi)
+	vpxorq	96(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 96(%rsi)
+	vpxorq	112(%rdx), %xmm24, %xmm24
+	vmovdqu64	%xmm24, 112(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -7656,1002 +6643,820 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top256
 .Laesgen_gfni128_face_none_xor_stream_unaligned8_256:
-	vmovq	%rax, %xmm27
-	vmovq	%r8, %xmm20
-	vpunpcklqdq	%xmm20, %xmm27, %xmm27
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm27, %xmm27
-	vmovdqa64	%xmm27, %xmm20
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm27, %xmm21
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm27, %xmm22
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm27, %xmm23
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm27, %xmm24
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm27, %xmm25
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm27, %xmm26
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm27, %xmm27
+	vmovq	%rax, %xmm24
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm24, %xmm24
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm24, %xmm24
+	vmovdqa64	%xmm24, %xmm17
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm24, %xmm18
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm24, %xmm19
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm24, %xmm20
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus4(%rip), %xmm24, %xmm21
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus5(%rip), %xmm24, %xmm22
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus6(%rip), %xmm24, %xmm23
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus7(%rip), %xmm24, %xmm24
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm19, %xmm19
 	vpxorq	%xmm0, %xmm20, %xmm20
 	vpxorq	%xmm0, %xmm21, %xmm21
 	vpxorq	%xmm0, %xmm22, %xmm22
 	vpxorq	%xmm0, %xmm23, %xmm23
 	vpxorq	%xmm0, %xmm24, %xmm24
-	vpxorq	%xmm0, %xmm25, %xmm25
-	vpxorq	%xmm0, %xmm26, %xmm26
-	vpxorq	%xmm0, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm1, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm1, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm1, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm1, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm1, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm1, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm1, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm2, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm2, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm2, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm2, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm2, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm2, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm3, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm3, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm3, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm3, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm3, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm3, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm4, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm4, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm4, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm4, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm4, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm4, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm5, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm5, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm5, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm5, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm5, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm5, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm6, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm6, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm6, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm6, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm6, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm6, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm7, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm7, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm7, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm7, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm7, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm7, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm8, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm8, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm8, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm8, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm8, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm8, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm9, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm9, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm9, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm9, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm9, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm9, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm10, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm10, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm10, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm10, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm10, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm10, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm11, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm11, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm11, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm11, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm11, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm11, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm11, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm12, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm12, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm12, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm12, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm12, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm12, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm12, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm12, %xmm27, %xmm27
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm28
-	vpshufb	%xmm17, %xmm20, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm20
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm28, %xmm29, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm25
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm26
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm17
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm17
+	vpxorq	%xmm13, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm18
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm18
+	vpxorq	%xmm13, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm19
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm19
+	vpxorq	%xmm13, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm20
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm20
 	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm28
-	vpshufb	%xmm17, %xmm21, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm21
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm28, %xmm29, %xmm21
+	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm21
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm21
 	vpxorq	%xmm13, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm28
-	vpshufb	%xmm17, %xmm22, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm22
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm28, %xmm29, %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm22
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm22
 	vpxorq	%xmm13, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm28
-	vpshufb	%xmm17, %xmm23, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm23
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm28, %xmm29, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm28
+	vpxorq	%xmm28, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm23
+	vpshufb	%xmm26, %xmm27, %xmm27
+	vpternlogd	$150, %xmm27, %xmm28, %xmm23
 	vpxorq	%xmm13, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm28
-	vpshufb	%xmm17, %xmm24, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm24
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm24, %xmm24
-	vpternlogd	$150, %xmm28, %xmm29, %xmm24
+	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm27
+	vpshufb	%xmm25, %xmm27, %xmm25
+	vpxorq	%xmm25, %xmm27, %xmm27
+	vgf2p8mulb	%xmm16, %xmm27, %xmm24
+	vpshufb	%xmm26, %xmm27, %xmm26
+	vpternlogd	$150, %xmm26, %xmm25, %xmm24
 	vpxorq	%xmm13, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm28
-	vpshufb	%xmm17, %xmm25, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm25
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm25, %xmm25
-	vpternlogd	$150, %xmm28, %xmm29, %xmm25
-	vpxorq	%xmm13, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm28
-	vpshufb	%xmm17, %xmm26, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm26
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm26, %xmm26
-	vpternlogd	$150, %xmm28, %xmm29, %xmm26
-	vpxorq	%xmm13, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm28
-	vpshufb	%xmm17, %xmm27, %xmm29
-	vpxorq	%xmm29, %xmm28, %xmm28
-	vgf2p8mulb	%xmm19, %xmm28, %xmm27
-	vpshufb	%xmm18, %xmm28, %xmm28
-	vmovdqa64	%xmm27, %xmm27
-	vpternlogd	$150, %xmm28, %xmm29, %xmm27
-	vpxorq	%xmm13, %xmm27, %xmm27
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm17, %xmm17
+	vpxorq	%xmm14, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm18, %xmm18
+	vpxorq	%xmm14, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm19
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm19, %xmm19
+	vpxorq	%xmm14, %xmm19, %xmm19
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm20, %xmm20
 	vpxorq	%xmm14, %xmm20, %xmm20
 	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm21
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm21, %xmm21
 	vpxorq	%xmm14, %xmm21, %xmm21
 	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm22
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm22, %xmm22
 	vpxorq	%xmm14, %xmm22, %xmm22
 	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm23
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm23, %xmm23
 	vpxorq	%xmm14, %xmm23, %xmm23
 	vgf2p8affineinvqb	$99, %xmm15, %xmm24, %xmm24
-	vpshufb	%xmm16, %xmm24, %xmm24
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm24, %xmm24
 	vpxorq	%xmm14, %xmm24, %xmm24
-	vgf2p8affineinvqb	$99, %xmm15, %xmm25, %xmm25
-	vpshufb	%xmm16, %xmm25, %xmm25
-	vpxorq	%xmm14, %xmm25, %xmm25
-	vgf2p8affineinvqb	$99, %xmm15, %xmm26, %xmm26
-	vpshufb	%xmm16, %xmm26, %xmm26
-	vpxorq	%xmm14, %xmm26, %xmm26
-	vgf2p8affineinvqb	$99, %xmm15, %xmm27, %xmm27
-	vpshufb	%xmm16, %xmm27, %xmm27
-	vpxorq	%xmm14, %xmm27, %xmm27
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	vpxorq	16(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 16(%rsi)
-	vpxorq	32(%rdx), %xmm22, %xmm22
-	vmovdqu64	%xmm22, 32(%rsi)
-	vpxorq	48(%rdx), %xmm23, %xmm23
-	vmovdqu64	%xmm23, 48(%rsi)
-	vpxorq	64(%rdx), %xmm24, %xmm24
-	vmovdqu64	%xmm24, 64(%rsi)
-	vpxorq	80(%rdx), %xmm25, %xmm25
-	vmovdqu64	%xmm25, 80(%rsi)
-	vpxorq	96(%rdx), %xmm26, %xmm26
-	vmovdqu64	%xmm26, 96(%rsi)
-	vpxorq	112(%rdx), %xmm27, %xmm27
-	vmovdqu64	%xmm27, 112(%rsi)
+	vpxorq	(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, (%rsi)
+	vpxorq	16(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 16(%rsi)
+	vpxorq	32(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 32(%rsi)
+	vpxorq	48(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 48(%rsi)
+	vpxorq	64(%rdx), %xmm21, %xmm21
+	vmovdqu64	%xmm21, 64(%rsi)
+	vpxorq	80(%rdx), %xmm22, %xmm22
+	vmovdqu64	%xmm22, 80(%rsi)
+	vpxorq	96(%rdx), %xmm23, %xmm23
+	vmovdqu64	%xmm23, 96(%rsi)
+	vpxorq	112(%rdx), %xmm24, %xmm24
+	vmovdqu64	%xmm24, 112(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -8666,503 +7471,425 @@ aesgen_gfni128_face_none_xor_stream:
 	testq	$3, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned4_256
 .Laesgen_gfni128_face_none_xor_stream_fast4_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vpxorq	%xmm0, %xmm20, %xmm23
-	vmovdqa64	%xmm23, %xmm20
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm23, %xmm21
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm23, %xmm22
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm17, %xmm20
+	vmovdqa64	%xmm20, %xmm17
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm20, %xmm18
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm20, %xmm19
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm20, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm1, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm1, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm1, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm2, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm2, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm3, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm3, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm4, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm4, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm5, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm5, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm6, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm6, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm7, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm7, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm8, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm8, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm9, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm9, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm10, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm10, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm11, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm11, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm11, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm12, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm12, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm12, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm12, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm13, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm13, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm13, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm13, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm13, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm13, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm17, %xmm17
+	vpxorq	%xmm14, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm18, %xmm18
+	vpxorq	%xmm14, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm19
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm19, %xmm19
+	vpxorq	%xmm14, %xmm19, %xmm19
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm20, %xmm20
 	vpxorq	%xmm14, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm21
-	vpxorq	%xmm14, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vpxorq	%xmm14, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm23
-	vpxorq	%xmm14, %xmm23, %xmm23
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	vpxorq	16(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 16(%rsi)
-	vpxorq	32(%rdx), %xmm22, %xmm22
-	vmovdqu64	%xmm22, 32(%rsi)
-	vpxorq	48(%rdx), %xmm23, %xmm23
-	vmovdqu64	%xmm23, 48(%rsi)
+	vpxorq	(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, (%rsi)
+	vpxorq	16(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 16(%rsi)
+	vpxorq	32(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 32(%rsi)
+	vpxorq	48(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 48(%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -9170,506 +7897,428 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top256
 .Laesgen_gfni128_face_none_xor_stream_unaligned4_256:
-	vmovq	%rax, %xmm23
-	vmovq	%r8, %xmm20
-	vpunpcklqdq	%xmm20, %xmm23, %xmm23
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm23, %xmm23
-	vmovdqa64	%xmm23, %xmm20
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm23, %xmm21
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm23, %xmm22
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm23, %xmm23
+	vmovq	%rax, %xmm20
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
+	vmovdqa64	%xmm20, %xmm17
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm20, %xmm18
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus2(%rip), %xmm20, %xmm19
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus3(%rip), %xmm20, %xmm20
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm19, %xmm19
 	vpxorq	%xmm0, %xmm20, %xmm20
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vpxorq	%xmm0, %xmm22, %xmm22
-	vpxorq	%xmm0, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm1, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm1, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm1, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm1, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm2, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm2, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm2, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm3, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm3, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm3, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm4, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm4, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm4, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm5, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm5, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm5, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm6, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm6, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm6, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm7, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm7, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm7, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm8, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm8, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm8, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm9, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm9, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm9, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm10, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm10, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm10, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm11, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm11, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm11, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm11, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm12, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm12, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm12, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm12, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm12, %xmm23, %xmm23
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm24
-	vpshufb	%xmm17, %xmm20, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm20
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm24, %xmm25, %xmm20
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm21
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm22
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm17
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm17
+	vpxorq	%xmm13, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm18
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm18
+	vpxorq	%xmm13, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm24
+	vpxorq	%xmm24, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm19
+	vpshufb	%xmm22, %xmm23, %xmm23
+	vpternlogd	$150, %xmm23, %xmm24, %xmm19
+	vpxorq	%xmm13, %xmm19, %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm23
+	vpshufb	%xmm21, %xmm23, %xmm21
+	vpxorq	%xmm21, %xmm23, %xmm23
+	vgf2p8mulb	%xmm16, %xmm23, %xmm20
+	vpshufb	%xmm22, %xmm23, %xmm22
+	vpternlogd	$150, %xmm22, %xmm21, %xmm20
 	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm24
-	vpshufb	%xmm17, %xmm21, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm21
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm24, %xmm25, %xmm21
-	vpxorq	%xmm13, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm24
-	vpshufb	%xmm17, %xmm22, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm22
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm22, %xmm22
-	vpternlogd	$150, %xmm24, %xmm25, %xmm22
-	vpxorq	%xmm13, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm24
-	vpshufb	%xmm17, %xmm23, %xmm25
-	vpxorq	%xmm25, %xmm24, %xmm24
-	vgf2p8mulb	%xmm19, %xmm24, %xmm23
-	vpshufb	%xmm18, %xmm24, %xmm24
-	vmovdqa64	%xmm23, %xmm23
-	vpternlogd	$150, %xmm24, %xmm25, %xmm23
-	vpxorq	%xmm13, %xmm23, %xmm23
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm17, %xmm17
+	vpxorq	%xmm14, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm18, %xmm18
+	vpxorq	%xmm14, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm19, %xmm19
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm19, %xmm19
+	vpxorq	%xmm14, %xmm19, %xmm19
 	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm20, %xmm20
 	vpxorq	%xmm14, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm21
-	vpxorq	%xmm14, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm22, %xmm22
-	vpshufb	%xmm16, %xmm22, %xmm22
-	vpxorq	%xmm14, %xmm22, %xmm22
-	vgf2p8affineinvqb	$99, %xmm15, %xmm23, %xmm23
-	vpshufb	%xmm16, %xmm23, %xmm23
-	vpxorq	%xmm14, %xmm23, %xmm23
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	vpxorq	16(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 16(%rsi)
-	vpxorq	32(%rdx), %xmm22, %xmm22
-	vmovdqu64	%xmm22, 32(%rsi)
-	vpxorq	48(%rdx), %xmm23, %xmm23
-	vmovdqu64	%xmm23, 48(%rsi)
+	vpxorq	(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, (%rsi)
+	vpxorq	16(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 16(%rsi)
+	vpxorq	32(%rdx), %xmm19, %xmm19
+	vmovdqu64	%xmm19, 32(%rsi)
+	vpxorq	48(%rdx), %xmm20, %xmm20
+	vmovdqu64	%xmm20, 48(%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -9684,257 +8333,231 @@ aesgen_gfni128_face_none_xor_stream:
 	testq	$1, %r9
 	jne	.Laesgen_gfni128_face_none_xor_stream_unaligned2_256
 .Laesgen_gfni128_face_none_xor_stream_fast2_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vpxorq	%xmm0, %xmm20, %xmm21
-	vmovdqa64	%xmm21, %xmm20
-	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm1, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm12, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm13, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm21
-	vpxorq	%xmm14, %xmm21, %xmm21
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	vpxorq	16(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 16(%rsi)
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm17, %xmm18
+	vmovdqa64	%xmm18, %xmm17
+	vpxorq	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm11, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm12, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm13, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm13, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm17, %xmm17
+	vpxorq	%xmm14, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm18, %xmm18
+	vpxorq	%xmm14, %xmm18, %xmm18
+	vpxorq	(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, (%rsi)
+	vpxorq	16(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 16(%rsi)
 	addq	$2, %rax
 	adcq	$0, %r8
 	addq	$32, %rdx
@@ -9942,258 +8565,232 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top256
 .Laesgen_gfni128_face_none_xor_stream_unaligned2_256:
-	vmovq	%rax, %xmm21
-	vmovq	%r8, %xmm20
-	vpunpcklqdq	%xmm20, %xmm21, %xmm21
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm21, %xmm21
-	vmovdqa64	%xmm21, %xmm20
-	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm21, %xmm21
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vpxorq	%xmm0, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm1, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm2, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm3, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm4, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm5, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm6, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm7, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm8, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm9, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm10, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm11, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm12, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm22
-	vpshufb	%xmm17, %xmm20, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm20
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm22, %xmm23, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm22
-	vpshufb	%xmm17, %xmm21, %xmm23
-	vpxorq	%xmm23, %xmm22, %xmm22
-	vgf2p8mulb	%xmm19, %xmm22, %xmm21
-	vpshufb	%xmm18, %xmm22, %xmm22
-	vmovdqa64	%xmm21, %xmm21
-	vpternlogd	$150, %xmm22, %xmm23, %xmm21
-	vpxorq	%xmm13, %xmm21, %xmm21
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm21, %xmm21
-	vpshufb	%xmm16, %xmm21, %xmm21
-	vpxorq	%xmm14, %xmm21, %xmm21
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
-	vpxorq	16(%rdx), %xmm21, %xmm21
-	vmovdqu64	%xmm21, 16(%rsi)
+	vmovq	%rax, %xmm18
+	vmovq	%r8, %xmm17
+	vpunpcklqdq	%xmm17, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
+	vmovdqa64	%xmm18, %xmm17
+	vpaddb	.Laesgen_gfni128_face_none_xor_stream_lanes128_plus1(%rip), %xmm18, %xmm18
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vpxorq	%xmm0, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm1, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm2, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm3, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm4, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm5, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm6, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm7, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm8, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm9, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm10, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm11, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm11, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm12, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm12, %xmm18, %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm19
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm20
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm22
+	vpxorq	%xmm22, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm17
+	vpshufb	%xmm20, %xmm21, %xmm21
+	vpternlogd	$150, %xmm21, %xmm22, %xmm17
+	vpxorq	%xmm13, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm21
+	vpshufb	%xmm19, %xmm21, %xmm19
+	vpxorq	%xmm19, %xmm21, %xmm21
+	vgf2p8mulb	%xmm16, %xmm21, %xmm18
+	vpshufb	%xmm20, %xmm21, %xmm20
+	vpternlogd	$150, %xmm20, %xmm19, %xmm18
+	vpxorq	%xmm13, %xmm18, %xmm18
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm17, %xmm17
+	vpxorq	%xmm14, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm18, %xmm18
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm18, %xmm18
+	vpxorq	%xmm14, %xmm18, %xmm18
+	vpxorq	(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, (%rsi)
+	vpxorq	16(%rdx), %xmm18, %xmm18
+	vmovdqu64	%xmm18, 16(%rsi)
 	addq	$2, %rax
 	adcq	$0, %r8
 	addq	$32, %rdx
@@ -10201,136 +8798,136 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top256
 .Laesgen_gfni128_face_none_xor_stream_single256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vmovdqa64	%xmm20, %xmm20
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vmovdqa64	%xmm17, %xmm17
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm11, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm12, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm13, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm17, %xmm17
+	vpxorq	%xmm14, %xmm17, %xmm17
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni128_face_none_xor_stream_partial_3
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, (%rsi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	addq	$16, %rdx
@@ -10338,7 +8935,7 @@ aesgen_gfni128_face_none_xor_stream:
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni128_face_none_xor_stream_top256
 .Laesgen_gfni128_face_none_xor_stream_partial_3:
-	vmovdqa64	%xmm20, 272(%rdi)
+	vmovdqa64	%xmm17, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
@@ -10371,7 +8968,6 @@ aesgen_gfni128_face_none_xor_stream:
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vpxorq	%xmm27, %xmm27, %xmm27
 	vpxorq	%xmm28, %xmm28, %xmm28
-	vpxorq	%xmm29, %xmm29, %xmm29
 	vzeroall
 	ret
 	.size	aesgen_gfni128_face_none_xor_stream, .-aesgen_gfni128_face_none_xor_stream
@@ -10379,15 +8975,6 @@ aesgen_gfni128_face_none_xor_stream:
 	.p2align	4
 .Laesgen_gfni128_face_none_xor_stream_gfni_sbox128:
 	.byte	0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1, 0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1
-	.p2align	4
-.Laesgen_gfni128_face_none_xor_stream_gfni_sr128:
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
-	.p2align	4
-.Laesgen_gfni128_face_none_xor_stream_gfni_rot1sr128:
-	.byte	0x05, 0x0a, 0x0f, 0x00, 0x09, 0x0e, 0x03, 0x04, 0x0d, 0x02, 0x07, 0x08, 0x01, 0x06, 0x0b, 0x0c
-	.p2align	4
-.Laesgen_gfni128_face_none_xor_stream_gfni_rot2128:
-	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.p2align	4
 .Laesgen_gfni128_face_none_xor_stream_gfni_two128:
 	.byte	0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02
@@ -10415,6 +9002,27 @@ aesgen_gfni128_face_none_xor_stream:
 	.p2align	4
 .Laesgen_gfni128_face_none_xor_stream_lanes128_plus7:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07
+	.p2align	4
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128:
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.p2align	4
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	4
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128:
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.p2align	4
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	4
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	4
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.p2align	4
+.Laesgen_gfni128_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
 # wipe(ctx): zero all 384 bytes of the context.

@@ -1078,7 +1078,7 @@ aesgen_vaes256_gcm_none_seal:
 	cmpq	$16, %rax
 	ja	.Laesgen_vaes256_gcm_none_seal_general
 	cmpq	$64, %rdi
-	ja	.Laesgen_vaes256_gcm_none_seal_general
+	ja	.Laesgen_vaes256_gcm_none_seal_record
 	movq	48(%rsp), %rdx
 	movq	%rdi, %r8
 	shlq	$3, %r8
@@ -1151,11 +1151,11 @@ aesgen_vaes256_gcm_none_seal:
 	vmovq	%rax, %xmm0
 	vmovd	8(%rsi), %xmm4
 	vpunpcklqdq	%xmm4, %xmm0, %xmm0
-	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter0(%rip), %xmm0, %xmm4
-	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm5
-	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter2(%rip), %xmm0, %xmm6
-	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter3(%rip), %xmm0, %xmm7
-	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter4(%rip), %xmm0, %xmm0
+	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm4
+	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter2(%rip), %xmm0, %xmm5
+	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter3(%rip), %xmm0, %xmm6
+	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter4(%rip), %xmm0, %xmm7
+	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter5(%rip), %xmm0, %xmm0
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes256_gcm_none_seal_short128
@@ -1625,6 +1625,172 @@ aesgen_vaes256_gcm_none_seal:
 	popq	%rbp
 	popq	%rbx
 	ret
+.Laesgen_vaes256_gcm_none_seal_record:
+	movq	(%rsi), %rdx
+	vmovq	%rdx, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rbx)
+	leaq	560(%rbx), %rdx
+	testq	$16, %rax
+	je	.Laesgen_vaes256_gcm_none_seal_no16_3
+	movq	(%rcx), %rsi
+	movq	%rsi, (%rdx)
+	movq	8(%rcx), %rsi
+	movq	%rsi, 8(%rdx)
+	addq	$16, %rcx
+	addq	$16, %rdx
+.Laesgen_vaes256_gcm_none_seal_no16_3:
+	testq	$8, %rax
+	je	.Laesgen_vaes256_gcm_none_seal_no8_5
+	movq	(%rcx), %rsi
+	movq	%rsi, (%rdx)
+	addq	$8, %rcx
+	addq	$8, %rdx
+.Laesgen_vaes256_gcm_none_seal_no8_5:
+	testq	$4, %rax
+	je	.Laesgen_vaes256_gcm_none_seal_no4_5
+	movl	(%rcx), %esi
+	movl	%esi, (%rdx)
+	addq	$4, %rcx
+	addq	$4, %rdx
+.Laesgen_vaes256_gcm_none_seal_no4_5:
+	testq	$2, %rax
+	je	.Laesgen_vaes256_gcm_none_seal_no2_5
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
+	movzbl	1(%rcx), %esi
+	movb	%sil, 1(%rdx)
+	addq	$2, %rcx
+	addq	$2, %rdx
+.Laesgen_vaes256_gcm_none_seal_no2_5:
+	testq	$1, %rax
+	je	.Laesgen_vaes256_gcm_none_seal_no1_5
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
+.Laesgen_vaes256_gcm_none_seal_no1_5:
+	vmovdqa	560(%rbx), %xmm1
+	leaq	.Laesgen_vaes256_gcm_none_seal_short_masks(%rip), %rcx
+	subq	%rax, %rcx
+	vpand	16(%rcx), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 544(%rbx)
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 560(%rbx)
+	movq	%rax, 608(%rbx)
+	movq	$0, 616(%rbx)
+	movq	$1, 624(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes256_gcm_none_seal_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_vaes256_gcm_none_seal_aes192
+.Laesgen_vaes256_gcm_none_seal_aes256:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done
+.Laesgen_vaes256_gcm_none_seal_aes128:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done
+.Laesgen_vaes256_gcm_none_seal_aes192:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done
+.Laesgen_vaes256_gcm_none_seal_aes_done:
+	vmovdqa	%xmm0, 512(%rbx)
+	jmp	.Laesgen_vaes256_gcm_none_seal_data
 .Laesgen_vaes256_gcm_none_seal_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 544(%rbx)
@@ -1656,33 +1822,33 @@ aesgen_vaes256_gcm_none_seal:
 	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
-	je	.Laesgen_vaes256_gcm_none_seal_no8_5
+	je	.Laesgen_vaes256_gcm_none_seal_no8_6
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
-.Laesgen_vaes256_gcm_none_seal_no8_5:
+.Laesgen_vaes256_gcm_none_seal_no8_6:
 	testq	$4, %r11
-	je	.Laesgen_vaes256_gcm_none_seal_no4_5
+	je	.Laesgen_vaes256_gcm_none_seal_no4_6
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
-.Laesgen_vaes256_gcm_none_seal_no4_5:
+.Laesgen_vaes256_gcm_none_seal_no4_6:
 	testq	$2, %r11
-	je	.Laesgen_vaes256_gcm_none_seal_no2_5
+	je	.Laesgen_vaes256_gcm_none_seal_no2_6
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 	movzbl	1(%rbp), %r13d
 	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
 	addq	$2, %r12
-.Laesgen_vaes256_gcm_none_seal_no2_5:
+.Laesgen_vaes256_gcm_none_seal_no2_6:
 	testq	$1, %r11
-	je	.Laesgen_vaes256_gcm_none_seal_no1_5
+	je	.Laesgen_vaes256_gcm_none_seal_no1_6
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
-.Laesgen_vaes256_gcm_none_seal_no1_5:
+.Laesgen_vaes256_gcm_none_seal_no1_6:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
@@ -1836,33 +2002,33 @@ aesgen_vaes256_gcm_none_seal:
 	je	.Laesgen_vaes256_gcm_none_seal_absorbed
 	leaq	560(%rbx), %r10
 	testq	$8, %rdx
-	je	.Laesgen_vaes256_gcm_none_seal_no8_6
+	je	.Laesgen_vaes256_gcm_none_seal_no8_7
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_vaes256_gcm_none_seal_no8_6:
+.Laesgen_vaes256_gcm_none_seal_no8_7:
 	testq	$4, %rdx
-	je	.Laesgen_vaes256_gcm_none_seal_no4_6
+	je	.Laesgen_vaes256_gcm_none_seal_no4_7
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_vaes256_gcm_none_seal_no4_6:
+.Laesgen_vaes256_gcm_none_seal_no4_7:
 	testq	$2, %rdx
-	je	.Laesgen_vaes256_gcm_none_seal_no2_6
+	je	.Laesgen_vaes256_gcm_none_seal_no2_7
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_vaes256_gcm_none_seal_no2_6:
+.Laesgen_vaes256_gcm_none_seal_no2_7:
 	testq	$1, %rdx
-	je	.Laesgen_vaes256_gcm_none_seal_no1_6
+	je	.Laesgen_vaes256_gcm_none_seal_no1_7
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_vaes256_gcm_none_seal_no1_6:
+.Laesgen_vaes256_gcm_none_seal_no1_7:
 .Laesgen_vaes256_gcm_none_seal_absorbed:
 	vmovdqa	%xmm0, 544(%rbx)
 	vmovdqa	544(%rbx), %xmm0
@@ -1919,10 +2085,10 @@ aesgen_vaes256_gcm_none_seal:
 	vmovdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_vaes256_gcm_none_seal_aes128
+	je	.Laesgen_vaes256_gcm_none_seal_aes128_2
 	cmpl	$192, %edx
-	je	.Laesgen_vaes256_gcm_none_seal_aes192
-.Laesgen_vaes256_gcm_none_seal_aes256:
+	je	.Laesgen_vaes256_gcm_none_seal_aes192_2
+.Laesgen_vaes256_gcm_none_seal_aes256_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1953,8 +2119,8 @@ aesgen_vaes256_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done
-.Laesgen_vaes256_gcm_none_seal_aes128:
+	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done_2
+.Laesgen_vaes256_gcm_none_seal_aes128_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -1977,8 +2143,8 @@ aesgen_vaes256_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done
-.Laesgen_vaes256_gcm_none_seal_aes192:
+	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done_2
+.Laesgen_vaes256_gcm_none_seal_aes192_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -2005,8 +2171,8 @@ aesgen_vaes256_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done
-.Laesgen_vaes256_gcm_none_seal_aes_done:
+	jmp	.Laesgen_vaes256_gcm_none_seal_aes_done_2
+.Laesgen_vaes256_gcm_none_seal_aes_done_2:
 	vmovdqa	%xmm0, 512(%rbx)
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rdx
@@ -2020,33 +2186,33 @@ aesgen_vaes256_gcm_none_seal:
 	leaq	560(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
-	je	.Laesgen_vaes256_gcm_none_seal_no8_7
+	je	.Laesgen_vaes256_gcm_none_seal_no8_8
 	movq	(%rdi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rdi
 	addq	$8, %r10
-.Laesgen_vaes256_gcm_none_seal_no8_7:
+.Laesgen_vaes256_gcm_none_seal_no8_8:
 	testq	$4, %rsi
-	je	.Laesgen_vaes256_gcm_none_seal_no4_7
+	je	.Laesgen_vaes256_gcm_none_seal_no4_8
 	movl	(%rdi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rdi
 	addq	$4, %r10
-.Laesgen_vaes256_gcm_none_seal_no4_7:
+.Laesgen_vaes256_gcm_none_seal_no4_8:
 	testq	$2, %rsi
-	je	.Laesgen_vaes256_gcm_none_seal_no2_7
+	je	.Laesgen_vaes256_gcm_none_seal_no2_8
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rdi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rdi
 	addq	$2, %r10
-.Laesgen_vaes256_gcm_none_seal_no2_7:
+.Laesgen_vaes256_gcm_none_seal_no2_8:
 	testq	$1, %rsi
-	je	.Laesgen_vaes256_gcm_none_seal_no1_7
+	je	.Laesgen_vaes256_gcm_none_seal_no1_8
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_vaes256_gcm_none_seal_no1_7:
+.Laesgen_vaes256_gcm_none_seal_no1_8:
 	addq	%rsi, %rcx
 	subq	%rsi, %rax
 	addq	%rsi, %rdx
@@ -2200,35 +2366,36 @@ aesgen_vaes256_gcm_none_seal:
 	je	.Laesgen_vaes256_gcm_none_seal_absorbed_2
 	leaq	560(%rbx), %rdx
 	testq	$8, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no8_8
+	je	.Laesgen_vaes256_gcm_none_seal_no8_9
 	movq	(%rcx), %rsi
 	movq	%rsi, (%rdx)
 	addq	$8, %rcx
 	addq	$8, %rdx
-.Laesgen_vaes256_gcm_none_seal_no8_8:
+.Laesgen_vaes256_gcm_none_seal_no8_9:
 	testq	$4, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no4_8
+	je	.Laesgen_vaes256_gcm_none_seal_no4_9
 	movl	(%rcx), %esi
 	movl	%esi, (%rdx)
 	addq	$4, %rcx
 	addq	$4, %rdx
-.Laesgen_vaes256_gcm_none_seal_no4_8:
+.Laesgen_vaes256_gcm_none_seal_no4_9:
 	testq	$2, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no2_8
+	je	.Laesgen_vaes256_gcm_none_seal_no2_9
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
 	movzbl	1(%rcx), %esi
 	movb	%sil, 1(%rdx)
 	addq	$2, %rcx
 	addq	$2, %rdx
-.Laesgen_vaes256_gcm_none_seal_no2_8:
+.Laesgen_vaes256_gcm_none_seal_no2_9:
 	testq	$1, %rax
-	je	.Laesgen_vaes256_gcm_none_seal_no1_8
+	je	.Laesgen_vaes256_gcm_none_seal_no1_9
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
-.Laesgen_vaes256_gcm_none_seal_no1_8:
+.Laesgen_vaes256_gcm_none_seal_no1_9:
 .Laesgen_vaes256_gcm_none_seal_absorbed_2:
 	vmovdqa	%xmm0, 544(%rbx)
+.Laesgen_vaes256_gcm_none_seal_data:
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -2320,42 +2487,42 @@ aesgen_vaes256_gcm_none_seal:
 	vmovdqa	%xmm0, 592(%rbx)
 	leaq	592(%rbx), %rdx
 	testq	$16, %rcx
-	je	.Laesgen_vaes256_gcm_none_seal_no16_3
+	je	.Laesgen_vaes256_gcm_none_seal_no16_4
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	movq	8(%rdx), %rsi
 	movq	%rsi, 8(%rax)
 	addq	$16, %rdx
 	addq	$16, %rax
-.Laesgen_vaes256_gcm_none_seal_no16_3:
+.Laesgen_vaes256_gcm_none_seal_no16_4:
 	testq	$8, %rcx
-	je	.Laesgen_vaes256_gcm_none_seal_no8_9
+	je	.Laesgen_vaes256_gcm_none_seal_no8_10
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	addq	$8, %rdx
 	addq	$8, %rax
-.Laesgen_vaes256_gcm_none_seal_no8_9:
+.Laesgen_vaes256_gcm_none_seal_no8_10:
 	testq	$4, %rcx
-	je	.Laesgen_vaes256_gcm_none_seal_no4_9
+	je	.Laesgen_vaes256_gcm_none_seal_no4_10
 	movl	(%rdx), %esi
 	movl	%esi, (%rax)
 	addq	$4, %rdx
 	addq	$4, %rax
-.Laesgen_vaes256_gcm_none_seal_no4_9:
+.Laesgen_vaes256_gcm_none_seal_no4_10:
 	testq	$2, %rcx
-	je	.Laesgen_vaes256_gcm_none_seal_no2_9
+	je	.Laesgen_vaes256_gcm_none_seal_no2_10
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 	movzbl	1(%rdx), %esi
 	movb	%sil, 1(%rax)
 	addq	$2, %rdx
 	addq	$2, %rax
-.Laesgen_vaes256_gcm_none_seal_no2_9:
+.Laesgen_vaes256_gcm_none_seal_no2_10:
 	testq	$1, %rcx
-	je	.Laesgen_vaes256_gcm_none_seal_no1_9
+	je	.Laesgen_vaes256_gcm_none_seal_no1_10
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
-.Laesgen_vaes256_gcm_none_seal_no1_9:
+.Laesgen_vaes256_gcm_none_seal_no1_10:
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -2381,19 +2548,19 @@ aesgen_vaes256_gcm_none_seal:
 .Laesgen_vaes256_gcm_none_seal_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_vaes256_gcm_none_seal_short_counter0:
+.Laesgen_vaes256_gcm_none_seal_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
-.Laesgen_vaes256_gcm_none_seal_short_counter1:
+.Laesgen_vaes256_gcm_none_seal_short_counter2:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
 	.p2align	4
-.Laesgen_vaes256_gcm_none_seal_short_counter2:
+.Laesgen_vaes256_gcm_none_seal_short_counter3:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
 	.p2align	4
-.Laesgen_vaes256_gcm_none_seal_short_counter3:
+.Laesgen_vaes256_gcm_none_seal_short_counter4:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	4
-.Laesgen_vaes256_gcm_none_seal_short_counter4:
+.Laesgen_vaes256_gcm_none_seal_short_counter5:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
 .Laesgen_vaes256_gcm_none_seal_ghash_poly:
@@ -2440,7 +2607,7 @@ aesgen_vaes256_gcm_none_open:
 	cmpq	$16, %rdi
 	ja	.Laesgen_vaes256_gcm_none_open_general
 	cmpq	$64, %r10
-	ja	.Laesgen_vaes256_gcm_none_open_general
+	ja	.Laesgen_vaes256_gcm_none_open_record
 	movq	48(%rsp), %rdx
 	movq	%r10, %r8
 	shlq	$3, %r8
@@ -2513,11 +2680,11 @@ aesgen_vaes256_gcm_none_open:
 	vmovq	%rcx, %xmm0
 	vmovd	8(%rsi), %xmm4
 	vpunpcklqdq	%xmm4, %xmm0, %xmm0
-	vpor	.Laesgen_vaes256_gcm_none_open_short_counter0(%rip), %xmm0, %xmm4
-	vpor	.Laesgen_vaes256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm5
-	vpor	.Laesgen_vaes256_gcm_none_open_short_counter2(%rip), %xmm0, %xmm6
-	vpor	.Laesgen_vaes256_gcm_none_open_short_counter3(%rip), %xmm0, %xmm7
-	vpor	.Laesgen_vaes256_gcm_none_open_short_counter4(%rip), %xmm0, %xmm0
+	vpor	.Laesgen_vaes256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm4
+	vpor	.Laesgen_vaes256_gcm_none_open_short_counter2(%rip), %xmm0, %xmm5
+	vpor	.Laesgen_vaes256_gcm_none_open_short_counter3(%rip), %xmm0, %xmm6
+	vpor	.Laesgen_vaes256_gcm_none_open_short_counter4(%rip), %xmm0, %xmm7
+	vpor	.Laesgen_vaes256_gcm_none_open_short_counter5(%rip), %xmm0, %xmm0
 	movl	240(%rbx), %ecx
 	cmpl	$128, %ecx
 	je	.Laesgen_vaes256_gcm_none_open_short128
@@ -2990,6 +3157,172 @@ aesgen_vaes256_gcm_none_open:
 	testq	%rax, %rax
 	je	.Laesgen_vaes256_gcm_none_open_done
 	jmp	.Laesgen_vaes256_gcm_none_open_reject
+.Laesgen_vaes256_gcm_none_open_record:
+	movq	(%rsi), %rax
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_vaes256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rbx)
+	leaq	560(%rbx), %rax
+	testq	$16, %rdi
+	je	.Laesgen_vaes256_gcm_none_open_no16_2
+	movq	(%rcx), %rdx
+	movq	%rdx, (%rax)
+	movq	8(%rcx), %rdx
+	movq	%rdx, 8(%rax)
+	addq	$16, %rcx
+	addq	$16, %rax
+.Laesgen_vaes256_gcm_none_open_no16_2:
+	testq	$8, %rdi
+	je	.Laesgen_vaes256_gcm_none_open_no8_4
+	movq	(%rcx), %rdx
+	movq	%rdx, (%rax)
+	addq	$8, %rcx
+	addq	$8, %rax
+.Laesgen_vaes256_gcm_none_open_no8_4:
+	testq	$4, %rdi
+	je	.Laesgen_vaes256_gcm_none_open_no4_4
+	movl	(%rcx), %edx
+	movl	%edx, (%rax)
+	addq	$4, %rcx
+	addq	$4, %rax
+.Laesgen_vaes256_gcm_none_open_no4_4:
+	testq	$2, %rdi
+	je	.Laesgen_vaes256_gcm_none_open_no2_4
+	movzbl	(%rcx), %edx
+	movb	%dl, (%rax)
+	movzbl	1(%rcx), %edx
+	movb	%dl, 1(%rax)
+	addq	$2, %rcx
+	addq	$2, %rax
+.Laesgen_vaes256_gcm_none_open_no2_4:
+	testq	$1, %rdi
+	je	.Laesgen_vaes256_gcm_none_open_no1_4
+	movzbl	(%rcx), %edx
+	movb	%dl, (%rax)
+.Laesgen_vaes256_gcm_none_open_no1_4:
+	vmovdqa	560(%rbx), %xmm1
+	leaq	.Laesgen_vaes256_gcm_none_open_short_masks(%rip), %rax
+	subq	%rdi, %rax
+	vpand	16(%rax), %xmm1, %xmm1
+	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 496(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 496(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$1, 496(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$16, 496(%rbx), %xmm1, %xmm1
+	vpxor	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxor	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes256_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxor	%xmm1, %xmm2, %xmm2
+	vpxor	%xmm3, %xmm2, %xmm2
+	vmovdqa	%xmm2, 544(%rbx)
+	vpxor	%xmm1, %xmm1, %xmm1
+	vmovdqa	%xmm1, 560(%rbx)
+	movq	%rdi, 608(%rbx)
+	movq	$0, 616(%rbx)
+	movq	$1, 624(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes256_gcm_none_open_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_vaes256_gcm_none_open_aes192
+.Laesgen_vaes256_gcm_none_open_aes256:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_open_aes_done
+.Laesgen_vaes256_gcm_none_open_aes128:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_open_aes_done
+.Laesgen_vaes256_gcm_none_open_aes192:
+	vmovdqa	(%rbx), %xmm1
+	vpxor	%xmm1, %xmm0, %xmm0
+	vmovdqa	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes256_gcm_none_open_aes_done
+.Laesgen_vaes256_gcm_none_open_aes_done:
+	vmovdqa	%xmm0, 512(%rbx)
+	jmp	.Laesgen_vaes256_gcm_none_open_data
 .Laesgen_vaes256_gcm_none_open_general:
 	vpxor	%xmm0, %xmm0, %xmm0
 	vmovdqa	%xmm0, 544(%rbx)
@@ -3021,33 +3354,33 @@ aesgen_vaes256_gcm_none_open:
 	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
-	je	.Laesgen_vaes256_gcm_none_open_no8_4
+	je	.Laesgen_vaes256_gcm_none_open_no8_5
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
-.Laesgen_vaes256_gcm_none_open_no8_4:
+.Laesgen_vaes256_gcm_none_open_no8_5:
 	testq	$4, %r11
-	je	.Laesgen_vaes256_gcm_none_open_no4_4
+	je	.Laesgen_vaes256_gcm_none_open_no4_5
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
-.Laesgen_vaes256_gcm_none_open_no4_4:
+.Laesgen_vaes256_gcm_none_open_no4_5:
 	testq	$2, %r11
-	je	.Laesgen_vaes256_gcm_none_open_no2_4
+	je	.Laesgen_vaes256_gcm_none_open_no2_5
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 	movzbl	1(%rbp), %r13d
 	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
 	addq	$2, %r12
-.Laesgen_vaes256_gcm_none_open_no2_4:
+.Laesgen_vaes256_gcm_none_open_no2_5:
 	testq	$1, %r11
-	je	.Laesgen_vaes256_gcm_none_open_no1_4
+	je	.Laesgen_vaes256_gcm_none_open_no1_5
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
-.Laesgen_vaes256_gcm_none_open_no1_4:
+.Laesgen_vaes256_gcm_none_open_no1_5:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
@@ -3201,33 +3534,33 @@ aesgen_vaes256_gcm_none_open:
 	je	.Laesgen_vaes256_gcm_none_open_absorbed
 	leaq	560(%rbx), %r10
 	testq	$8, %rdx
-	je	.Laesgen_vaes256_gcm_none_open_no8_5
+	je	.Laesgen_vaes256_gcm_none_open_no8_6
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_vaes256_gcm_none_open_no8_5:
+.Laesgen_vaes256_gcm_none_open_no8_6:
 	testq	$4, %rdx
-	je	.Laesgen_vaes256_gcm_none_open_no4_5
+	je	.Laesgen_vaes256_gcm_none_open_no4_6
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_vaes256_gcm_none_open_no4_5:
+.Laesgen_vaes256_gcm_none_open_no4_6:
 	testq	$2, %rdx
-	je	.Laesgen_vaes256_gcm_none_open_no2_5
+	je	.Laesgen_vaes256_gcm_none_open_no2_6
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_vaes256_gcm_none_open_no2_5:
+.Laesgen_vaes256_gcm_none_open_no2_6:
 	testq	$1, %rdx
-	je	.Laesgen_vaes256_gcm_none_open_no1_5
+	je	.Laesgen_vaes256_gcm_none_open_no1_6
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_vaes256_gcm_none_open_no1_5:
+.Laesgen_vaes256_gcm_none_open_no1_6:
 .Laesgen_vaes256_gcm_none_open_absorbed:
 	vmovdqa	%xmm0, 544(%rbx)
 	vmovdqa	544(%rbx), %xmm0
@@ -3284,10 +3617,10 @@ aesgen_vaes256_gcm_none_open:
 	vmovdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes256_gcm_none_open_aes128
+	je	.Laesgen_vaes256_gcm_none_open_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_vaes256_gcm_none_open_aes192
-.Laesgen_vaes256_gcm_none_open_aes256:
+	je	.Laesgen_vaes256_gcm_none_open_aes192_2
+.Laesgen_vaes256_gcm_none_open_aes256_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3318,8 +3651,8 @@ aesgen_vaes256_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_open_aes_done
-.Laesgen_vaes256_gcm_none_open_aes128:
+	jmp	.Laesgen_vaes256_gcm_none_open_aes_done_2
+.Laesgen_vaes256_gcm_none_open_aes128_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3342,8 +3675,8 @@ aesgen_vaes256_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_open_aes_done
-.Laesgen_vaes256_gcm_none_open_aes192:
+	jmp	.Laesgen_vaes256_gcm_none_open_aes_done_2
+.Laesgen_vaes256_gcm_none_open_aes192_2:
 	vmovdqa	(%rbx), %xmm1
 	vpxor	%xmm1, %xmm0, %xmm0
 	vmovdqa	16(%rbx), %xmm1
@@ -3370,8 +3703,8 @@ aesgen_vaes256_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes256_gcm_none_open_aes_done
-.Laesgen_vaes256_gcm_none_open_aes_done:
+	jmp	.Laesgen_vaes256_gcm_none_open_aes_done_2
+.Laesgen_vaes256_gcm_none_open_aes_done_2:
 	vmovdqa	%xmm0, 512(%rbx)
 	vmovdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rax
@@ -3385,33 +3718,33 @@ aesgen_vaes256_gcm_none_open:
 	leaq	560(%rbx,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
-	je	.Laesgen_vaes256_gcm_none_open_no8_6
+	je	.Laesgen_vaes256_gcm_none_open_no8_7
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_vaes256_gcm_none_open_no8_6:
+.Laesgen_vaes256_gcm_none_open_no8_7:
 	testq	$4, %rdx
-	je	.Laesgen_vaes256_gcm_none_open_no4_6
+	je	.Laesgen_vaes256_gcm_none_open_no4_7
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_vaes256_gcm_none_open_no4_6:
+.Laesgen_vaes256_gcm_none_open_no4_7:
 	testq	$2, %rdx
-	je	.Laesgen_vaes256_gcm_none_open_no2_6
+	je	.Laesgen_vaes256_gcm_none_open_no2_7
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_vaes256_gcm_none_open_no2_6:
+.Laesgen_vaes256_gcm_none_open_no2_7:
 	testq	$1, %rdx
-	je	.Laesgen_vaes256_gcm_none_open_no1_6
+	je	.Laesgen_vaes256_gcm_none_open_no1_7
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_vaes256_gcm_none_open_no1_6:
+.Laesgen_vaes256_gcm_none_open_no1_7:
 	addq	%rdx, %rcx
 	subq	%rdx, %rdi
 	addq	%rdx, %rax
@@ -3565,35 +3898,36 @@ aesgen_vaes256_gcm_none_open:
 	je	.Laesgen_vaes256_gcm_none_open_absorbed_2
 	leaq	560(%rbx), %rax
 	testq	$8, %rdi
-	je	.Laesgen_vaes256_gcm_none_open_no8_7
+	je	.Laesgen_vaes256_gcm_none_open_no8_8
 	movq	(%rcx), %rdx
 	movq	%rdx, (%rax)
 	addq	$8, %rcx
 	addq	$8, %rax
-.Laesgen_vaes256_gcm_none_open_no8_7:
+.Laesgen_vaes256_gcm_none_open_no8_8:
 	testq	$4, %rdi
-	je	.Laesgen_vaes256_gcm_none_open_no4_7
+	je	.Laesgen_vaes256_gcm_none_open_no4_8
 	movl	(%rcx), %edx
 	movl	%edx, (%rax)
 	addq	$4, %rcx
 	addq	$4, %rax
-.Laesgen_vaes256_gcm_none_open_no4_7:
+.Laesgen_vaes256_gcm_none_open_no4_8:
 	testq	$2, %rdi
-	je	.Laesgen_vaes256_gcm_none_open_no2_7
+	je	.Laesgen_vaes256_gcm_none_open_no2_8
 	movzbl	(%rcx), %edx
 	movb	%dl, (%rax)
 	movzbl	1(%rcx), %edx
 	movb	%dl, 1(%rax)
 	addq	$2, %rcx
 	addq	$2, %rax
-.Laesgen_vaes256_gcm_none_open_no2_7:
+.Laesgen_vaes256_gcm_none_open_no2_8:
 	testq	$1, %rdi
-	je	.Laesgen_vaes256_gcm_none_open_no1_7
+	je	.Laesgen_vaes256_gcm_none_open_no1_8
 	movzbl	(%rcx), %edx
 	movb	%dl, (%rax)
-.Laesgen_vaes256_gcm_none_open_no1_7:
+.Laesgen_vaes256_gcm_none_open_no1_8:
 .Laesgen_vaes256_gcm_none_open_absorbed_2:
 	vmovdqa	%xmm0, 544(%rbx)
+.Laesgen_vaes256_gcm_none_open_data:
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -3797,19 +4131,19 @@ aesgen_vaes256_gcm_none_open:
 .Laesgen_vaes256_gcm_none_open_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_vaes256_gcm_none_open_short_counter0:
+.Laesgen_vaes256_gcm_none_open_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
-.Laesgen_vaes256_gcm_none_open_short_counter1:
+.Laesgen_vaes256_gcm_none_open_short_counter2:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
 	.p2align	4
-.Laesgen_vaes256_gcm_none_open_short_counter2:
+.Laesgen_vaes256_gcm_none_open_short_counter3:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
 	.p2align	4
-.Laesgen_vaes256_gcm_none_open_short_counter3:
+.Laesgen_vaes256_gcm_none_open_short_counter4:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	4
-.Laesgen_vaes256_gcm_none_open_short_counter4:
+.Laesgen_vaes256_gcm_none_open_short_counter5:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
 .Laesgen_vaes256_gcm_none_open_ghash_poly:

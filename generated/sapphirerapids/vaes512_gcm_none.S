@@ -1349,7 +1349,7 @@ aesgen_vaes512_gcm_none_seal:
 	cmpq	$16, %rax
 	ja	.Laesgen_vaes512_gcm_none_seal_general
 	cmpq	$64, %rdi
-	ja	.Laesgen_vaes512_gcm_none_seal_general
+	ja	.Laesgen_vaes512_gcm_none_seal_record
 	movq	48(%rsp), %rdx
 	movq	%rdi, %r8
 	shlq	$3, %r8
@@ -1384,11 +1384,11 @@ aesgen_vaes512_gcm_none_seal:
 	vmovq	%rax, %xmm0
 	vmovd	8(%rsi), %xmm4
 	vpunpcklqdq	%xmm4, %xmm0, %xmm0
-	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter0(%rip), %xmm0, %xmm4
-	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm5
-	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter2(%rip), %xmm0, %xmm6
-	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter3(%rip), %xmm0, %xmm7
-	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter4(%rip), %xmm0, %xmm0
+	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm4
+	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter2(%rip), %xmm0, %xmm5
+	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter3(%rip), %xmm0, %xmm6
+	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter4(%rip), %xmm0, %xmm7
+	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter5(%rip), %xmm0, %xmm0
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_seal_short128
@@ -1803,6 +1803,134 @@ aesgen_vaes512_gcm_none_seal:
 	popq	%rbp
 	popq	%rbx
 	ret
+.Laesgen_vaes512_gcm_none_seal_record:
+	movq	(%rsi), %rdx
+	vmovq	%rdx, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 976(%rbx)
+	movq	$-1, %rdx
+	bzhiq	%rax, %rdx, %rdx
+	kmovq	%rdx, %k1
+	vmovdqu8	(%rcx), %xmm1{%k1}{z}
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_seal_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 992(%rbx)
+	vpxorq	%xmm1, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1008(%rbx)
+	movq	%rax, 1056(%rbx)
+	movq	$0, 1064(%rbx)
+	movq	$1, 1072(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_none_seal_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_none_seal_aes192
+.Laesgen_vaes512_gcm_none_seal_aes256:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done
+.Laesgen_vaes512_gcm_none_seal_aes128:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done
+.Laesgen_vaes512_gcm_none_seal_aes192:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done
+.Laesgen_vaes512_gcm_none_seal_aes_done:
+	vmovdqa64	%xmm0, 960(%rbx)
+	jmp	.Laesgen_vaes512_gcm_none_seal_data
 .Laesgen_vaes512_gcm_none_seal_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	vmovdqa64	%xmm0, 992(%rbx)
@@ -2089,10 +2217,10 @@ aesgen_vaes512_gcm_none_seal:
 	vmovdqa64	%xmm1, 976(%rbx)
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_vaes512_gcm_none_seal_aes128
+	je	.Laesgen_vaes512_gcm_none_seal_aes128_2
 	cmpl	$192, %edx
-	je	.Laesgen_vaes512_gcm_none_seal_aes192
-.Laesgen_vaes512_gcm_none_seal_aes256:
+	je	.Laesgen_vaes512_gcm_none_seal_aes192_2
+.Laesgen_vaes512_gcm_none_seal_aes256_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2123,8 +2251,8 @@ aesgen_vaes512_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done
-.Laesgen_vaes512_gcm_none_seal_aes128:
+	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done_2
+.Laesgen_vaes512_gcm_none_seal_aes128_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2147,8 +2275,8 @@ aesgen_vaes512_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done
-.Laesgen_vaes512_gcm_none_seal_aes192:
+	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done_2
+.Laesgen_vaes512_gcm_none_seal_aes192_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -2175,8 +2303,8 @@ aesgen_vaes512_gcm_none_seal:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done
-.Laesgen_vaes512_gcm_none_seal_aes_done:
+	jmp	.Laesgen_vaes512_gcm_none_seal_aes_done_2
+.Laesgen_vaes512_gcm_none_seal_aes_done_2:
 	vmovdqa64	%xmm0, 960(%rbx)
 	vmovdqa64	992(%rbx), %xmm0
 	movq	1056(%rbx), %rdx
@@ -2390,6 +2518,7 @@ aesgen_vaes512_gcm_none_seal:
 .Laesgen_vaes512_gcm_none_seal_no1_5:
 .Laesgen_vaes512_gcm_none_seal_absorbed_2:
 	vmovdqa64	%xmm0, 992(%rbx)
+.Laesgen_vaes512_gcm_none_seal_data:
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -2540,19 +2669,19 @@ aesgen_vaes512_gcm_none_seal:
 .Laesgen_vaes512_gcm_none_seal_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_vaes512_gcm_none_seal_short_counter0:
+.Laesgen_vaes512_gcm_none_seal_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
-.Laesgen_vaes512_gcm_none_seal_short_counter1:
+.Laesgen_vaes512_gcm_none_seal_short_counter2:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
 	.p2align	4
-.Laesgen_vaes512_gcm_none_seal_short_counter2:
+.Laesgen_vaes512_gcm_none_seal_short_counter3:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
 	.p2align	4
-.Laesgen_vaes512_gcm_none_seal_short_counter3:
+.Laesgen_vaes512_gcm_none_seal_short_counter4:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	4
-.Laesgen_vaes512_gcm_none_seal_short_counter4:
+.Laesgen_vaes512_gcm_none_seal_short_counter5:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
 .Laesgen_vaes512_gcm_none_seal_ghash_poly:
@@ -2599,7 +2728,7 @@ aesgen_vaes512_gcm_none_open:
 	cmpq	$16, %rdi
 	ja	.Laesgen_vaes512_gcm_none_open_general
 	cmpq	$64, %r10
-	ja	.Laesgen_vaes512_gcm_none_open_general
+	ja	.Laesgen_vaes512_gcm_none_open_record
 	movq	48(%rsp), %rdx
 	movq	%r10, %r8
 	shlq	$3, %r8
@@ -2634,11 +2763,11 @@ aesgen_vaes512_gcm_none_open:
 	vmovq	%rcx, %xmm0
 	vmovd	8(%rsi), %xmm4
 	vpunpcklqdq	%xmm4, %xmm0, %xmm0
-	vporq	.Laesgen_vaes512_gcm_none_open_short_counter0(%rip), %xmm0, %xmm4
-	vporq	.Laesgen_vaes512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm5
-	vporq	.Laesgen_vaes512_gcm_none_open_short_counter2(%rip), %xmm0, %xmm6
-	vporq	.Laesgen_vaes512_gcm_none_open_short_counter3(%rip), %xmm0, %xmm7
-	vporq	.Laesgen_vaes512_gcm_none_open_short_counter4(%rip), %xmm0, %xmm0
+	vporq	.Laesgen_vaes512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm4
+	vporq	.Laesgen_vaes512_gcm_none_open_short_counter2(%rip), %xmm0, %xmm5
+	vporq	.Laesgen_vaes512_gcm_none_open_short_counter3(%rip), %xmm0, %xmm6
+	vporq	.Laesgen_vaes512_gcm_none_open_short_counter4(%rip), %xmm0, %xmm7
+	vporq	.Laesgen_vaes512_gcm_none_open_short_counter5(%rip), %xmm0, %xmm0
 	movl	240(%rbx), %ecx
 	cmpl	$128, %ecx
 	je	.Laesgen_vaes512_gcm_none_open_short128
@@ -3057,6 +3186,134 @@ aesgen_vaes512_gcm_none_open:
 	testq	%rax, %rax
 	je	.Laesgen_vaes512_gcm_none_open_done
 	jmp	.Laesgen_vaes512_gcm_none_open_reject
+.Laesgen_vaes512_gcm_none_open_record:
+	movq	(%rsi), %rax
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vporq	.Laesgen_vaes512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 976(%rbx)
+	movq	$-1, %rax
+	bzhiq	%rdi, %rax, %rax
+	kmovq	%rax, %k1
+	vmovdqu8	(%rcx), %xmm1{%k1}{z}
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm1, %xmm1
+	vpclmulqdq	$0, 752(%rbx), %xmm1, %xmm2
+	vpclmulqdq	$17, 752(%rbx), %xmm1, %xmm3
+	vpclmulqdq	$1, 752(%rbx), %xmm1, %xmm4
+	vpclmulqdq	$16, 752(%rbx), %xmm1, %xmm1
+	vpxorq	%xmm1, %xmm4, %xmm4
+	vpslldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpsrldq	$8, %xmm4, %xmm1
+	vpxorq	%xmm1, %xmm3, %xmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_open_ghash_poly(%rip), %xmm2, %xmm1
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm1, %xmm2, %xmm2
+	vpxorq	%xmm3, %xmm2, %xmm2
+	vmovdqa64	%xmm2, 992(%rbx)
+	vpxorq	%xmm1, %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1008(%rbx)
+	movq	%rdi, 1056(%rbx)
+	movq	$0, 1064(%rbx)
+	movq	$1, 1072(%rbx)
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_vaes512_gcm_none_open_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_vaes512_gcm_none_open_aes192
+.Laesgen_vaes512_gcm_none_open_aes256:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	208(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	224(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_open_aes_done
+.Laesgen_vaes512_gcm_none_open_aes128:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_open_aes_done
+.Laesgen_vaes512_gcm_none_open_aes192:
+	vmovdqa64	(%rbx), %xmm1
+	vpxorq	%xmm1, %xmm0, %xmm0
+	vmovdqa64	16(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	32(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	48(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	64(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	80(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	96(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	112(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	128(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	144(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	160(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	176(%rbx), %xmm1
+	vaesenc	%xmm1, %xmm0, %xmm0
+	vmovdqa64	192(%rbx), %xmm1
+	vaesenclast	%xmm1, %xmm0, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_open_aes_done
+.Laesgen_vaes512_gcm_none_open_aes_done:
+	vmovdqa64	%xmm0, 960(%rbx)
+	jmp	.Laesgen_vaes512_gcm_none_open_data
 .Laesgen_vaes512_gcm_none_open_general:
 	vpxorq	%xmm0, %xmm0, %xmm0
 	vmovdqa64	%xmm0, 992(%rbx)
@@ -3343,10 +3600,10 @@ aesgen_vaes512_gcm_none_open:
 	vmovdqa64	%xmm1, 976(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_vaes512_gcm_none_open_aes128
+	je	.Laesgen_vaes512_gcm_none_open_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_vaes512_gcm_none_open_aes192
-.Laesgen_vaes512_gcm_none_open_aes256:
+	je	.Laesgen_vaes512_gcm_none_open_aes192_2
+.Laesgen_vaes512_gcm_none_open_aes256_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3377,8 +3634,8 @@ aesgen_vaes512_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	224(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_open_aes_done
-.Laesgen_vaes512_gcm_none_open_aes128:
+	jmp	.Laesgen_vaes512_gcm_none_open_aes_done_2
+.Laesgen_vaes512_gcm_none_open_aes128_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3401,8 +3658,8 @@ aesgen_vaes512_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	160(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_open_aes_done
-.Laesgen_vaes512_gcm_none_open_aes192:
+	jmp	.Laesgen_vaes512_gcm_none_open_aes_done_2
+.Laesgen_vaes512_gcm_none_open_aes192_2:
 	vmovdqa64	(%rbx), %xmm1
 	vpxorq	%xmm1, %xmm0, %xmm0
 	vmovdqa64	16(%rbx), %xmm1
@@ -3429,8 +3686,8 @@ aesgen_vaes512_gcm_none_open:
 	vaesenc	%xmm1, %xmm0, %xmm0
 	vmovdqa64	192(%rbx), %xmm1
 	vaesenclast	%xmm1, %xmm0, %xmm0
-	jmp	.Laesgen_vaes512_gcm_none_open_aes_done
-.Laesgen_vaes512_gcm_none_open_aes_done:
+	jmp	.Laesgen_vaes512_gcm_none_open_aes_done_2
+.Laesgen_vaes512_gcm_none_open_aes_done_2:
 	vmovdqa64	%xmm0, 960(%rbx)
 	vmovdqa64	992(%rbx), %xmm0
 	movq	1056(%rbx), %rax
@@ -3644,6 +3901,7 @@ aesgen_vaes512_gcm_none_open:
 .Laesgen_vaes512_gcm_none_open_no1_4:
 .Laesgen_vaes512_gcm_none_open_absorbed_2:
 	vmovdqa64	%xmm0, 992(%rbx)
+.Laesgen_vaes512_gcm_none_open_data:
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -3845,19 +4103,19 @@ aesgen_vaes512_gcm_none_open:
 .Laesgen_vaes512_gcm_none_open_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_vaes512_gcm_none_open_short_counter0:
+.Laesgen_vaes512_gcm_none_open_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
-.Laesgen_vaes512_gcm_none_open_short_counter1:
+.Laesgen_vaes512_gcm_none_open_short_counter2:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
 	.p2align	4
-.Laesgen_vaes512_gcm_none_open_short_counter2:
+.Laesgen_vaes512_gcm_none_open_short_counter3:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
 	.p2align	4
-.Laesgen_vaes512_gcm_none_open_short_counter3:
+.Laesgen_vaes512_gcm_none_open_short_counter4:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	4
-.Laesgen_vaes512_gcm_none_open_short_counter4:
+.Laesgen_vaes512_gcm_none_open_short_counter5:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
 .Laesgen_vaes512_gcm_none_open_ghash_poly:

@@ -1028,7 +1028,7 @@ aesgen_aesni_gcm_r1_seal:
 	cmpq	$16, %rax
 	ja	.Laesgen_aesni_gcm_r1_seal_general
 	cmpq	$64, %rdi
-	ja	.Laesgen_aesni_gcm_r1_seal_general
+	ja	.Laesgen_aesni_gcm_r1_seal_record
 	movq	48(%rsp), %rdx
 	movq	%rdi, %r8
 	shlq	$3, %r8
@@ -1105,14 +1105,14 @@ aesgen_aesni_gcm_r1_seal:
 	movd	8(%rsi), %xmm4
 	punpcklqdq	%xmm4, %xmm3
 	movdqa	%xmm3, %xmm4
-	por	.Laesgen_aesni_gcm_r1_seal_short_counter0(%rip), %xmm4
+	por	.Laesgen_aesni_gcm_r1_seal_short_counter1(%rip), %xmm4
 	movdqa	%xmm3, %xmm5
-	por	.Laesgen_aesni_gcm_r1_seal_short_counter1(%rip), %xmm5
+	por	.Laesgen_aesni_gcm_r1_seal_short_counter2(%rip), %xmm5
 	movdqa	%xmm3, %xmm6
-	por	.Laesgen_aesni_gcm_r1_seal_short_counter2(%rip), %xmm6
+	por	.Laesgen_aesni_gcm_r1_seal_short_counter3(%rip), %xmm6
 	movdqa	%xmm3, %xmm7
-	por	.Laesgen_aesni_gcm_r1_seal_short_counter3(%rip), %xmm7
-	por	.Laesgen_aesni_gcm_r1_seal_short_counter4(%rip), %xmm3
+	por	.Laesgen_aesni_gcm_r1_seal_short_counter4(%rip), %xmm7
+	por	.Laesgen_aesni_gcm_r1_seal_short_counter5(%rip), %xmm3
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_r1_seal_short128
@@ -1604,6 +1604,203 @@ aesgen_aesni_gcm_r1_seal:
 	popq	%rbp
 	popq	%rbx
 	ret
+.Laesgen_aesni_gcm_r1_seal_record:
+	movq	(%rsi), %rdx
+	movq	%rdx, %xmm0
+	movd	8(%rsi), %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	por	.Laesgen_aesni_gcm_r1_seal_short_counter1(%rip), %xmm0
+	movdqa	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_seal_one(%rip), %xmm1
+	movdqa	%xmm1, 528(%rbx)
+	leaq	560(%rbx), %rdx
+	testq	$16, %rax
+	je	.Laesgen_aesni_gcm_r1_seal_no16_3
+	movq	(%rcx), %rsi
+	movq	%rsi, (%rdx)
+	movq	8(%rcx), %rsi
+	movq	%rsi, 8(%rdx)
+	addq	$16, %rcx
+	addq	$16, %rdx
+.Laesgen_aesni_gcm_r1_seal_no16_3:
+	testq	$8, %rax
+	je	.Laesgen_aesni_gcm_r1_seal_no8_5
+	movq	(%rcx), %rsi
+	movq	%rsi, (%rdx)
+	addq	$8, %rcx
+	addq	$8, %rdx
+.Laesgen_aesni_gcm_r1_seal_no8_5:
+	testq	$4, %rax
+	je	.Laesgen_aesni_gcm_r1_seal_no4_5
+	movl	(%rcx), %esi
+	movl	%esi, (%rdx)
+	addq	$4, %rcx
+	addq	$4, %rdx
+.Laesgen_aesni_gcm_r1_seal_no4_5:
+	testq	$2, %rax
+	je	.Laesgen_aesni_gcm_r1_seal_no2_5
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
+	movzbl	1(%rcx), %esi
+	movb	%sil, 1(%rdx)
+	addq	$2, %rcx
+	addq	$2, %rdx
+.Laesgen_aesni_gcm_r1_seal_no2_5:
+	testq	$1, %rax
+	je	.Laesgen_aesni_gcm_r1_seal_no1_5
+	movzbl	(%rcx), %esi
+	movb	%sil, (%rdx)
+.Laesgen_aesni_gcm_r1_seal_no1_5:
+	movdqa	560(%rbx), %xmm1
+	leaq	.Laesgen_aesni_gcm_r1_seal_short_masks(%rip), %rcx
+	subq	%rax, %rcx
+	movdqu	16(%rcx), %xmm2
+	pand	%xmm2, %xmm1
+	pshufb	.Laesgen_aesni_gcm_r1_seal_bswap128(%rip), %xmm1
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, 368(%rbx), %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$17, 368(%rbx), %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 368(%rbx), %xmm4
+	pclmulqdq	$16, 368(%rbx), %xmm1
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm4, %xmm1
+	pslldq	$8, %xmm1
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm4, %xmm1
+	psrldq	$8, %xmm1
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_seal_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm2, 544(%rbx)
+	pxor	%xmm1, %xmm1
+	movdqa	%xmm1, 560(%rbx)
+	movq	%rax, 608(%rbx)
+	movq	$0, 616(%rbx)
+	movq	$1, 624(%rbx)
+	movq	$-1, 632(%rbx)
+	movdqa	%xmm0, 592(%rbx)
+	movq	592(%rbx), %rcx
+	bswapq	%rcx
+	movq	600(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	640(%rbx), %rdx
+	jne	.Laesgen_aesni_gcm_r1_seal_restart
+	cmpq	648(%rbx), %rax
+	je	.Laesgen_aesni_gcm_r1_seal_same_table
+.Laesgen_aesni_gcm_r1_seal_restart:
+	movq	%rdx, 640(%rbx)
+	movq	%rax, 648(%rbx)
+	movq	$0, 656(%rbx)
+	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_seal_same_table
+.Laesgen_aesni_gcm_r1_seal_same_table:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_r1_seal_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_r1_seal_aes192
+.Laesgen_aesni_gcm_r1_seal_aes256:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	208(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	224(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
+.Laesgen_aesni_gcm_r1_seal_aes128:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
+.Laesgen_aesni_gcm_r1_seal_aes192:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
+.Laesgen_aesni_gcm_r1_seal_aes_done:
+	movdqa	%xmm0, 512(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_seal_data
 .Laesgen_aesni_gcm_r1_seal_general:
 	pxor	%xmm0, %xmm0
 	movdqa	%xmm0, 544(%rbx)
@@ -1635,33 +1832,33 @@ aesgen_aesni_gcm_r1_seal:
 	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
-	je	.Laesgen_aesni_gcm_r1_seal_no8_5
+	je	.Laesgen_aesni_gcm_r1_seal_no8_6
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
-.Laesgen_aesni_gcm_r1_seal_no8_5:
+.Laesgen_aesni_gcm_r1_seal_no8_6:
 	testq	$4, %r11
-	je	.Laesgen_aesni_gcm_r1_seal_no4_5
+	je	.Laesgen_aesni_gcm_r1_seal_no4_6
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
-.Laesgen_aesni_gcm_r1_seal_no4_5:
+.Laesgen_aesni_gcm_r1_seal_no4_6:
 	testq	$2, %r11
-	je	.Laesgen_aesni_gcm_r1_seal_no2_5
+	je	.Laesgen_aesni_gcm_r1_seal_no2_6
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 	movzbl	1(%rbp), %r13d
 	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
 	addq	$2, %r12
-.Laesgen_aesni_gcm_r1_seal_no2_5:
+.Laesgen_aesni_gcm_r1_seal_no2_6:
 	testq	$1, %r11
-	je	.Laesgen_aesni_gcm_r1_seal_no1_5
+	je	.Laesgen_aesni_gcm_r1_seal_no1_6
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
-.Laesgen_aesni_gcm_r1_seal_no1_5:
+.Laesgen_aesni_gcm_r1_seal_no1_6:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
@@ -1845,33 +2042,33 @@ aesgen_aesni_gcm_r1_seal:
 	je	.Laesgen_aesni_gcm_r1_seal_absorbed
 	leaq	560(%rbx), %r10
 	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_r1_seal_no8_6
+	je	.Laesgen_aesni_gcm_r1_seal_no8_7
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_aesni_gcm_r1_seal_no8_6:
+.Laesgen_aesni_gcm_r1_seal_no8_7:
 	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_r1_seal_no4_6
+	je	.Laesgen_aesni_gcm_r1_seal_no4_7
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_aesni_gcm_r1_seal_no4_6:
+.Laesgen_aesni_gcm_r1_seal_no4_7:
 	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_r1_seal_no2_6
+	je	.Laesgen_aesni_gcm_r1_seal_no2_7
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_aesni_gcm_r1_seal_no2_6:
+.Laesgen_aesni_gcm_r1_seal_no2_7:
 	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_r1_seal_no1_6
+	je	.Laesgen_aesni_gcm_r1_seal_no1_7
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_aesni_gcm_r1_seal_no1_6:
+.Laesgen_aesni_gcm_r1_seal_no1_7:
 .Laesgen_aesni_gcm_r1_seal_absorbed:
 	movdqa	%xmm0, 544(%rbx)
 	movdqa	544(%rbx), %xmm0
@@ -1953,23 +2150,23 @@ aesgen_aesni_gcm_r1_seal:
 	movabsq	$0xff00000000ff0000, %rdx
 	andq	%rsi, %rdx
 	cmpq	640(%rbx), %rdi
-	jne	.Laesgen_aesni_gcm_r1_seal_restart
+	jne	.Laesgen_aesni_gcm_r1_seal_restart_2
 	cmpq	648(%rbx), %rdx
-	je	.Laesgen_aesni_gcm_r1_seal_same_table
-.Laesgen_aesni_gcm_r1_seal_restart:
+	je	.Laesgen_aesni_gcm_r1_seal_same_table_2
+.Laesgen_aesni_gcm_r1_seal_restart_2:
 	movq	%rdi, 640(%rbx)
 	movq	%rdx, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
 	movq	$1, 672(%rbx)
-	jmp	.Laesgen_aesni_gcm_r1_seal_same_table
-.Laesgen_aesni_gcm_r1_seal_same_table:
+	jmp	.Laesgen_aesni_gcm_r1_seal_same_table_2
+.Laesgen_aesni_gcm_r1_seal_same_table_2:
 	movl	240(%rbx), %edx
 	cmpl	$128, %edx
-	je	.Laesgen_aesni_gcm_r1_seal_aes128
+	je	.Laesgen_aesni_gcm_r1_seal_aes128_2
 	cmpl	$192, %edx
-	je	.Laesgen_aesni_gcm_r1_seal_aes192
-.Laesgen_aesni_gcm_r1_seal_aes256:
+	je	.Laesgen_aesni_gcm_r1_seal_aes192_2
+.Laesgen_aesni_gcm_r1_seal_aes256_2:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2000,8 +2197,8 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
-.Laesgen_aesni_gcm_r1_seal_aes128:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done_2
+.Laesgen_aesni_gcm_r1_seal_aes128_2:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2024,8 +2221,8 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
-.Laesgen_aesni_gcm_r1_seal_aes192:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done_2
+.Laesgen_aesni_gcm_r1_seal_aes192_2:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -2052,8 +2249,8 @@ aesgen_aesni_gcm_r1_seal:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done
-.Laesgen_aesni_gcm_r1_seal_aes_done:
+	jmp	.Laesgen_aesni_gcm_r1_seal_aes_done_2
+.Laesgen_aesni_gcm_r1_seal_aes_done_2:
 	movdqa	%xmm0, 512(%rbx)
 	movdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rdx
@@ -2067,33 +2264,33 @@ aesgen_aesni_gcm_r1_seal:
 	leaq	560(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
-	je	.Laesgen_aesni_gcm_r1_seal_no8_7
+	je	.Laesgen_aesni_gcm_r1_seal_no8_8
 	movq	(%rdi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rdi
 	addq	$8, %r10
-.Laesgen_aesni_gcm_r1_seal_no8_7:
+.Laesgen_aesni_gcm_r1_seal_no8_8:
 	testq	$4, %rsi
-	je	.Laesgen_aesni_gcm_r1_seal_no4_7
+	je	.Laesgen_aesni_gcm_r1_seal_no4_8
 	movl	(%rdi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rdi
 	addq	$4, %r10
-.Laesgen_aesni_gcm_r1_seal_no4_7:
+.Laesgen_aesni_gcm_r1_seal_no4_8:
 	testq	$2, %rsi
-	je	.Laesgen_aesni_gcm_r1_seal_no2_7
+	je	.Laesgen_aesni_gcm_r1_seal_no2_8
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rdi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rdi
 	addq	$2, %r10
-.Laesgen_aesni_gcm_r1_seal_no2_7:
+.Laesgen_aesni_gcm_r1_seal_no2_8:
 	testq	$1, %rsi
-	je	.Laesgen_aesni_gcm_r1_seal_no1_7
+	je	.Laesgen_aesni_gcm_r1_seal_no1_8
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_aesni_gcm_r1_seal_no1_7:
+.Laesgen_aesni_gcm_r1_seal_no1_8:
 	addq	%rsi, %rcx
 	subq	%rsi, %rax
 	addq	%rsi, %rdx
@@ -2277,35 +2474,36 @@ aesgen_aesni_gcm_r1_seal:
 	je	.Laesgen_aesni_gcm_r1_seal_absorbed_2
 	leaq	560(%rbx), %rdx
 	testq	$8, %rax
-	je	.Laesgen_aesni_gcm_r1_seal_no8_8
+	je	.Laesgen_aesni_gcm_r1_seal_no8_9
 	movq	(%rcx), %rsi
 	movq	%rsi, (%rdx)
 	addq	$8, %rcx
 	addq	$8, %rdx
-.Laesgen_aesni_gcm_r1_seal_no8_8:
+.Laesgen_aesni_gcm_r1_seal_no8_9:
 	testq	$4, %rax
-	je	.Laesgen_aesni_gcm_r1_seal_no4_8
+	je	.Laesgen_aesni_gcm_r1_seal_no4_9
 	movl	(%rcx), %esi
 	movl	%esi, (%rdx)
 	addq	$4, %rcx
 	addq	$4, %rdx
-.Laesgen_aesni_gcm_r1_seal_no4_8:
+.Laesgen_aesni_gcm_r1_seal_no4_9:
 	testq	$2, %rax
-	je	.Laesgen_aesni_gcm_r1_seal_no2_8
+	je	.Laesgen_aesni_gcm_r1_seal_no2_9
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
 	movzbl	1(%rcx), %esi
 	movb	%sil, 1(%rdx)
 	addq	$2, %rcx
 	addq	$2, %rdx
-.Laesgen_aesni_gcm_r1_seal_no2_8:
+.Laesgen_aesni_gcm_r1_seal_no2_9:
 	testq	$1, %rax
-	je	.Laesgen_aesni_gcm_r1_seal_no1_8
+	je	.Laesgen_aesni_gcm_r1_seal_no1_9
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
-.Laesgen_aesni_gcm_r1_seal_no1_8:
+.Laesgen_aesni_gcm_r1_seal_no1_9:
 .Laesgen_aesni_gcm_r1_seal_absorbed_2:
 	movdqa	%xmm0, 544(%rbx)
+.Laesgen_aesni_gcm_r1_seal_data:
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -2418,42 +2616,42 @@ aesgen_aesni_gcm_r1_seal:
 	movdqa	%xmm1, 592(%rbx)
 	leaq	592(%rbx), %rdx
 	testq	$16, %rcx
-	je	.Laesgen_aesni_gcm_r1_seal_no16_3
+	je	.Laesgen_aesni_gcm_r1_seal_no16_4
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	movq	8(%rdx), %rsi
 	movq	%rsi, 8(%rax)
 	addq	$16, %rdx
 	addq	$16, %rax
-.Laesgen_aesni_gcm_r1_seal_no16_3:
+.Laesgen_aesni_gcm_r1_seal_no16_4:
 	testq	$8, %rcx
-	je	.Laesgen_aesni_gcm_r1_seal_no8_9
+	je	.Laesgen_aesni_gcm_r1_seal_no8_10
 	movq	(%rdx), %rsi
 	movq	%rsi, (%rax)
 	addq	$8, %rdx
 	addq	$8, %rax
-.Laesgen_aesni_gcm_r1_seal_no8_9:
+.Laesgen_aesni_gcm_r1_seal_no8_10:
 	testq	$4, %rcx
-	je	.Laesgen_aesni_gcm_r1_seal_no4_9
+	je	.Laesgen_aesni_gcm_r1_seal_no4_10
 	movl	(%rdx), %esi
 	movl	%esi, (%rax)
 	addq	$4, %rdx
 	addq	$4, %rax
-.Laesgen_aesni_gcm_r1_seal_no4_9:
+.Laesgen_aesni_gcm_r1_seal_no4_10:
 	testq	$2, %rcx
-	je	.Laesgen_aesni_gcm_r1_seal_no2_9
+	je	.Laesgen_aesni_gcm_r1_seal_no2_10
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 	movzbl	1(%rdx), %esi
 	movb	%sil, 1(%rax)
 	addq	$2, %rdx
 	addq	$2, %rax
-.Laesgen_aesni_gcm_r1_seal_no2_9:
+.Laesgen_aesni_gcm_r1_seal_no2_10:
 	testq	$1, %rcx
-	je	.Laesgen_aesni_gcm_r1_seal_no1_9
+	je	.Laesgen_aesni_gcm_r1_seal_no1_10
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
-.Laesgen_aesni_gcm_r1_seal_no1_9:
+.Laesgen_aesni_gcm_r1_seal_no1_10:
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -2497,19 +2695,19 @@ aesgen_aesni_gcm_r1_seal:
 .Laesgen_aesni_gcm_r1_seal_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r1_seal_short_counter0:
+.Laesgen_aesni_gcm_r1_seal_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
-.Laesgen_aesni_gcm_r1_seal_short_counter1:
+.Laesgen_aesni_gcm_r1_seal_short_counter2:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
 	.p2align	4
-.Laesgen_aesni_gcm_r1_seal_short_counter2:
+.Laesgen_aesni_gcm_r1_seal_short_counter3:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
 	.p2align	4
-.Laesgen_aesni_gcm_r1_seal_short_counter3:
+.Laesgen_aesni_gcm_r1_seal_short_counter4:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	4
-.Laesgen_aesni_gcm_r1_seal_short_counter4:
+.Laesgen_aesni_gcm_r1_seal_short_counter5:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
 .Laesgen_aesni_gcm_r1_seal_ghash_poly:
@@ -2556,7 +2754,7 @@ aesgen_aesni_gcm_r1_open:
 	cmpq	$16, %rdi
 	ja	.Laesgen_aesni_gcm_r1_open_general
 	cmpq	$64, %r10
-	ja	.Laesgen_aesni_gcm_r1_open_general
+	ja	.Laesgen_aesni_gcm_r1_open_record
 	movq	48(%rsp), %rdx
 	movq	%r10, %r8
 	shlq	$3, %r8
@@ -2633,14 +2831,14 @@ aesgen_aesni_gcm_r1_open:
 	movd	8(%rsi), %xmm4
 	punpcklqdq	%xmm4, %xmm3
 	movdqa	%xmm3, %xmm4
-	por	.Laesgen_aesni_gcm_r1_open_short_counter0(%rip), %xmm4
+	por	.Laesgen_aesni_gcm_r1_open_short_counter1(%rip), %xmm4
 	movdqa	%xmm3, %xmm5
-	por	.Laesgen_aesni_gcm_r1_open_short_counter1(%rip), %xmm5
+	por	.Laesgen_aesni_gcm_r1_open_short_counter2(%rip), %xmm5
 	movdqa	%xmm3, %xmm6
-	por	.Laesgen_aesni_gcm_r1_open_short_counter2(%rip), %xmm6
+	por	.Laesgen_aesni_gcm_r1_open_short_counter3(%rip), %xmm6
 	movdqa	%xmm3, %xmm7
-	por	.Laesgen_aesni_gcm_r1_open_short_counter3(%rip), %xmm7
-	por	.Laesgen_aesni_gcm_r1_open_short_counter4(%rip), %xmm3
+	por	.Laesgen_aesni_gcm_r1_open_short_counter4(%rip), %xmm7
+	por	.Laesgen_aesni_gcm_r1_open_short_counter5(%rip), %xmm3
 	movl	240(%rbx), %ecx
 	cmpl	$128, %ecx
 	je	.Laesgen_aesni_gcm_r1_open_short128
@@ -3130,6 +3328,203 @@ aesgen_aesni_gcm_r1_open:
 	testq	%rax, %rax
 	je	.Laesgen_aesni_gcm_r1_open_done
 	jmp	.Laesgen_aesni_gcm_r1_open_reject
+.Laesgen_aesni_gcm_r1_open_record:
+	movq	(%rsi), %rax
+	movq	%rax, %xmm0
+	movd	8(%rsi), %xmm1
+	punpcklqdq	%xmm1, %xmm0
+	por	.Laesgen_aesni_gcm_r1_open_short_counter1(%rip), %xmm0
+	movdqa	%xmm0, %xmm1
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
+	paddd	.Laesgen_aesni_gcm_r1_open_one(%rip), %xmm1
+	movdqa	%xmm1, 528(%rbx)
+	leaq	560(%rbx), %rax
+	testq	$16, %rdi
+	je	.Laesgen_aesni_gcm_r1_open_no16_2
+	movq	(%rcx), %rdx
+	movq	%rdx, (%rax)
+	movq	8(%rcx), %rdx
+	movq	%rdx, 8(%rax)
+	addq	$16, %rcx
+	addq	$16, %rax
+.Laesgen_aesni_gcm_r1_open_no16_2:
+	testq	$8, %rdi
+	je	.Laesgen_aesni_gcm_r1_open_no8_4
+	movq	(%rcx), %rdx
+	movq	%rdx, (%rax)
+	addq	$8, %rcx
+	addq	$8, %rax
+.Laesgen_aesni_gcm_r1_open_no8_4:
+	testq	$4, %rdi
+	je	.Laesgen_aesni_gcm_r1_open_no4_4
+	movl	(%rcx), %edx
+	movl	%edx, (%rax)
+	addq	$4, %rcx
+	addq	$4, %rax
+.Laesgen_aesni_gcm_r1_open_no4_4:
+	testq	$2, %rdi
+	je	.Laesgen_aesni_gcm_r1_open_no2_4
+	movzbl	(%rcx), %edx
+	movb	%dl, (%rax)
+	movzbl	1(%rcx), %edx
+	movb	%dl, 1(%rax)
+	addq	$2, %rcx
+	addq	$2, %rax
+.Laesgen_aesni_gcm_r1_open_no2_4:
+	testq	$1, %rdi
+	je	.Laesgen_aesni_gcm_r1_open_no1_4
+	movzbl	(%rcx), %edx
+	movb	%dl, (%rax)
+.Laesgen_aesni_gcm_r1_open_no1_4:
+	movdqa	560(%rbx), %xmm1
+	leaq	.Laesgen_aesni_gcm_r1_open_short_masks(%rip), %rax
+	subq	%rdi, %rax
+	movdqu	16(%rax), %xmm2
+	pand	%xmm2, %xmm1
+	pshufb	.Laesgen_aesni_gcm_r1_open_bswap128(%rip), %xmm1
+	movdqa	%xmm1, %xmm2
+	pclmulqdq	$0, 368(%rbx), %xmm2
+	movdqa	%xmm1, %xmm3
+	pclmulqdq	$17, 368(%rbx), %xmm3
+	movdqa	%xmm1, %xmm4
+	pclmulqdq	$1, 368(%rbx), %xmm4
+	pclmulqdq	$16, 368(%rbx), %xmm1
+	pxor	%xmm1, %xmm4
+	movdqa	%xmm4, %xmm1
+	pslldq	$8, %xmm1
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm4, %xmm1
+	psrldq	$8, %xmm1
+	pxor	%xmm1, %xmm3
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	movdqa	%xmm2, %xmm1
+	pclmulqdq	$16, .Laesgen_aesni_gcm_r1_open_ghash_poly(%rip), %xmm1
+	pshufd	$78, %xmm2, %xmm2
+	pxor	%xmm1, %xmm2
+	pxor	%xmm3, %xmm2
+	movdqa	%xmm2, 544(%rbx)
+	pxor	%xmm1, %xmm1
+	movdqa	%xmm1, 560(%rbx)
+	movq	%rdi, 608(%rbx)
+	movq	$0, 616(%rbx)
+	movq	$1, 624(%rbx)
+	movq	$-1, 632(%rbx)
+	movdqa	%xmm0, 592(%rbx)
+	movq	592(%rbx), %rcx
+	bswapq	%rcx
+	movq	600(%rbx), %rax
+	bswapq	%rax
+	movabsq	$0xff0000000000, %rdx
+	andq	%rax, %rdx
+	movabsq	$0xff00000000ff0000, %rax
+	andq	%rcx, %rax
+	cmpq	640(%rbx), %rdx
+	jne	.Laesgen_aesni_gcm_r1_open_restart
+	cmpq	648(%rbx), %rax
+	je	.Laesgen_aesni_gcm_r1_open_same_table
+.Laesgen_aesni_gcm_r1_open_restart:
+	movq	%rdx, 640(%rbx)
+	movq	%rax, 648(%rbx)
+	movq	$0, 656(%rbx)
+	movq	$0, 664(%rbx)
+	movq	$1, 672(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_open_same_table
+.Laesgen_aesni_gcm_r1_open_same_table:
+	movl	240(%rbx), %eax
+	cmpl	$128, %eax
+	je	.Laesgen_aesni_gcm_r1_open_aes128
+	cmpl	$192, %eax
+	je	.Laesgen_aesni_gcm_r1_open_aes192
+.Laesgen_aesni_gcm_r1_open_aes256:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	208(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	224(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
+.Laesgen_aesni_gcm_r1_open_aes128:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
+.Laesgen_aesni_gcm_r1_open_aes192:
+	movdqa	(%rbx), %xmm1
+	pxor	%xmm1, %xmm0
+	movdqa	16(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	32(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	48(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	64(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	80(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	96(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	112(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	128(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	144(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	160(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	176(%rbx), %xmm1
+	aesenc	%xmm1, %xmm0
+	movdqa	192(%rbx), %xmm1
+	aesenclast	%xmm1, %xmm0
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
+.Laesgen_aesni_gcm_r1_open_aes_done:
+	movdqa	%xmm0, 512(%rbx)
+	jmp	.Laesgen_aesni_gcm_r1_open_data
 .Laesgen_aesni_gcm_r1_open_general:
 	pxor	%xmm0, %xmm0
 	movdqa	%xmm0, 544(%rbx)
@@ -3161,33 +3556,33 @@ aesgen_aesni_gcm_r1_open:
 	leaq	560(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
-	je	.Laesgen_aesni_gcm_r1_open_no8_4
+	je	.Laesgen_aesni_gcm_r1_open_no8_5
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
-.Laesgen_aesni_gcm_r1_open_no8_4:
+.Laesgen_aesni_gcm_r1_open_no8_5:
 	testq	$4, %r11
-	je	.Laesgen_aesni_gcm_r1_open_no4_4
+	je	.Laesgen_aesni_gcm_r1_open_no4_5
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
-.Laesgen_aesni_gcm_r1_open_no4_4:
+.Laesgen_aesni_gcm_r1_open_no4_5:
 	testq	$2, %r11
-	je	.Laesgen_aesni_gcm_r1_open_no2_4
+	je	.Laesgen_aesni_gcm_r1_open_no2_5
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 	movzbl	1(%rbp), %r13d
 	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
 	addq	$2, %r12
-.Laesgen_aesni_gcm_r1_open_no2_4:
+.Laesgen_aesni_gcm_r1_open_no2_5:
 	testq	$1, %r11
-	je	.Laesgen_aesni_gcm_r1_open_no1_4
+	je	.Laesgen_aesni_gcm_r1_open_no1_5
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
-.Laesgen_aesni_gcm_r1_open_no1_4:
+.Laesgen_aesni_gcm_r1_open_no1_5:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
@@ -3371,33 +3766,33 @@ aesgen_aesni_gcm_r1_open:
 	je	.Laesgen_aesni_gcm_r1_open_absorbed
 	leaq	560(%rbx), %r10
 	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_r1_open_no8_5
+	je	.Laesgen_aesni_gcm_r1_open_no8_6
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_aesni_gcm_r1_open_no8_5:
+.Laesgen_aesni_gcm_r1_open_no8_6:
 	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_r1_open_no4_5
+	je	.Laesgen_aesni_gcm_r1_open_no4_6
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_aesni_gcm_r1_open_no4_5:
+.Laesgen_aesni_gcm_r1_open_no4_6:
 	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_r1_open_no2_5
+	je	.Laesgen_aesni_gcm_r1_open_no2_6
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_aesni_gcm_r1_open_no2_5:
+.Laesgen_aesni_gcm_r1_open_no2_6:
 	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_r1_open_no1_5
+	je	.Laesgen_aesni_gcm_r1_open_no1_6
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_aesni_gcm_r1_open_no1_5:
+.Laesgen_aesni_gcm_r1_open_no1_6:
 .Laesgen_aesni_gcm_r1_open_absorbed:
 	movdqa	%xmm0, 544(%rbx)
 	movdqa	544(%rbx), %xmm0
@@ -3479,23 +3874,23 @@ aesgen_aesni_gcm_r1_open:
 	movabsq	$0xff00000000ff0000, %rax
 	andq	%rdx, %rax
 	cmpq	640(%rbx), %rsi
-	jne	.Laesgen_aesni_gcm_r1_open_restart
+	jne	.Laesgen_aesni_gcm_r1_open_restart_2
 	cmpq	648(%rbx), %rax
-	je	.Laesgen_aesni_gcm_r1_open_same_table
-.Laesgen_aesni_gcm_r1_open_restart:
+	je	.Laesgen_aesni_gcm_r1_open_same_table_2
+.Laesgen_aesni_gcm_r1_open_restart_2:
 	movq	%rsi, 640(%rbx)
 	movq	%rax, 648(%rbx)
 	movq	$0, 656(%rbx)
 	movq	$0, 664(%rbx)
 	movq	$1, 672(%rbx)
-	jmp	.Laesgen_aesni_gcm_r1_open_same_table
-.Laesgen_aesni_gcm_r1_open_same_table:
+	jmp	.Laesgen_aesni_gcm_r1_open_same_table_2
+.Laesgen_aesni_gcm_r1_open_same_table_2:
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
-	je	.Laesgen_aesni_gcm_r1_open_aes128
+	je	.Laesgen_aesni_gcm_r1_open_aes128_2
 	cmpl	$192, %eax
-	je	.Laesgen_aesni_gcm_r1_open_aes192
-.Laesgen_aesni_gcm_r1_open_aes256:
+	je	.Laesgen_aesni_gcm_r1_open_aes192_2
+.Laesgen_aesni_gcm_r1_open_aes256_2:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3526,8 +3921,8 @@ aesgen_aesni_gcm_r1_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	224(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
-.Laesgen_aesni_gcm_r1_open_aes128:
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_done_2
+.Laesgen_aesni_gcm_r1_open_aes128_2:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3550,8 +3945,8 @@ aesgen_aesni_gcm_r1_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	160(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
-.Laesgen_aesni_gcm_r1_open_aes192:
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_done_2
+.Laesgen_aesni_gcm_r1_open_aes192_2:
 	movdqa	(%rbx), %xmm1
 	pxor	%xmm1, %xmm0
 	movdqa	16(%rbx), %xmm1
@@ -3578,8 +3973,8 @@ aesgen_aesni_gcm_r1_open:
 	aesenc	%xmm1, %xmm0
 	movdqa	192(%rbx), %xmm1
 	aesenclast	%xmm1, %xmm0
-	jmp	.Laesgen_aesni_gcm_r1_open_aes_done
-.Laesgen_aesni_gcm_r1_open_aes_done:
+	jmp	.Laesgen_aesni_gcm_r1_open_aes_done_2
+.Laesgen_aesni_gcm_r1_open_aes_done_2:
 	movdqa	%xmm0, 512(%rbx)
 	movdqa	544(%rbx), %xmm0
 	movq	608(%rbx), %rax
@@ -3593,33 +3988,33 @@ aesgen_aesni_gcm_r1_open:
 	leaq	560(%rbx,%rax,1), %r10
 	movq	%rcx, %rsi
 	testq	$8, %rdx
-	je	.Laesgen_aesni_gcm_r1_open_no8_6
+	je	.Laesgen_aesni_gcm_r1_open_no8_7
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_aesni_gcm_r1_open_no8_6:
+.Laesgen_aesni_gcm_r1_open_no8_7:
 	testq	$4, %rdx
-	je	.Laesgen_aesni_gcm_r1_open_no4_6
+	je	.Laesgen_aesni_gcm_r1_open_no4_7
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_aesni_gcm_r1_open_no4_6:
+.Laesgen_aesni_gcm_r1_open_no4_7:
 	testq	$2, %rdx
-	je	.Laesgen_aesni_gcm_r1_open_no2_6
+	je	.Laesgen_aesni_gcm_r1_open_no2_7
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_aesni_gcm_r1_open_no2_6:
+.Laesgen_aesni_gcm_r1_open_no2_7:
 	testq	$1, %rdx
-	je	.Laesgen_aesni_gcm_r1_open_no1_6
+	je	.Laesgen_aesni_gcm_r1_open_no1_7
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_aesni_gcm_r1_open_no1_6:
+.Laesgen_aesni_gcm_r1_open_no1_7:
 	addq	%rdx, %rcx
 	subq	%rdx, %rdi
 	addq	%rdx, %rax
@@ -3803,35 +4198,36 @@ aesgen_aesni_gcm_r1_open:
 	je	.Laesgen_aesni_gcm_r1_open_absorbed_2
 	leaq	560(%rbx), %rax
 	testq	$8, %rdi
-	je	.Laesgen_aesni_gcm_r1_open_no8_7
+	je	.Laesgen_aesni_gcm_r1_open_no8_8
 	movq	(%rcx), %rdx
 	movq	%rdx, (%rax)
 	addq	$8, %rcx
 	addq	$8, %rax
-.Laesgen_aesni_gcm_r1_open_no8_7:
+.Laesgen_aesni_gcm_r1_open_no8_8:
 	testq	$4, %rdi
-	je	.Laesgen_aesni_gcm_r1_open_no4_7
+	je	.Laesgen_aesni_gcm_r1_open_no4_8
 	movl	(%rcx), %edx
 	movl	%edx, (%rax)
 	addq	$4, %rcx
 	addq	$4, %rax
-.Laesgen_aesni_gcm_r1_open_no4_7:
+.Laesgen_aesni_gcm_r1_open_no4_8:
 	testq	$2, %rdi
-	je	.Laesgen_aesni_gcm_r1_open_no2_7
+	je	.Laesgen_aesni_gcm_r1_open_no2_8
 	movzbl	(%rcx), %edx
 	movb	%dl, (%rax)
 	movzbl	1(%rcx), %edx
 	movb	%dl, 1(%rax)
 	addq	$2, %rcx
 	addq	$2, %rax
-.Laesgen_aesni_gcm_r1_open_no2_7:
+.Laesgen_aesni_gcm_r1_open_no2_8:
 	testq	$1, %rdi
-	je	.Laesgen_aesni_gcm_r1_open_no1_7
+	je	.Laesgen_aesni_gcm_r1_open_no1_8
 	movzbl	(%rcx), %edx
 	movb	%dl, (%rax)
-.Laesgen_aesni_gcm_r1_open_no1_7:
+.Laesgen_aesni_gcm_r1_open_no1_8:
 .Laesgen_aesni_gcm_r1_open_absorbed_2:
 	movdqa	%xmm0, 544(%rbx)
+.Laesgen_aesni_gcm_r1_open_data:
 	movq	40(%rsp), %rdx
 	movq	48(%rsp), %rcx
 	movq	%rbx, %rdi
@@ -4083,19 +4479,19 @@ aesgen_aesni_gcm_r1_open:
 .Laesgen_aesni_gcm_r1_open_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00
 	.p2align	4
-.Laesgen_aesni_gcm_r1_open_short_counter0:
+.Laesgen_aesni_gcm_r1_open_short_counter1:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
-.Laesgen_aesni_gcm_r1_open_short_counter1:
+.Laesgen_aesni_gcm_r1_open_short_counter2:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02
 	.p2align	4
-.Laesgen_aesni_gcm_r1_open_short_counter2:
+.Laesgen_aesni_gcm_r1_open_short_counter3:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03
 	.p2align	4
-.Laesgen_aesni_gcm_r1_open_short_counter3:
+.Laesgen_aesni_gcm_r1_open_short_counter4:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04
 	.p2align	4
-.Laesgen_aesni_gcm_r1_open_short_counter4:
+.Laesgen_aesni_gcm_r1_open_short_counter5:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05
 	.p2align	4
 .Laesgen_aesni_gcm_r1_open_ghash_poly:

@@ -10,7 +10,7 @@
  *   Context: 384 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
- *   aesgen_gfni256_face_none_init   requires AVX, GFNI, AVX512F, AVX512VL
+ *   aesgen_gfni256_face_none_init   requires AVX, GFNI, AVX512F, AVX512BW, AVX512VL
  *   aesgen_gfni256_face_none_set_iv
  *   aesgen_gfni256_face_none_xor_stream   requires AVX, AVX2, GFNI, AVX512F, AVX512BW, AVX512VL
  *   aesgen_gfni256_face_none_wipe   requires AVX, AVX512F, AVX512VL
@@ -19,7 +19,7 @@
 
 # init(ctx, key, key_len, iv): expand the key, reset FACE state, set the IV.
 # Returns 0, or -1 for a key length not built in.
-# Requires: AVX, GFNI, AVX512F, AVX512VL
+# Requires: AVX, GFNI, AVX512F, AVX512BW, AVX512VL
 	.text
 	.globl	aesgen_gfni256_face_none_init
 	.type	aesgen_gfni256_face_none_init, @function
@@ -228,6 +228,27 @@ aesgen_gfni256_face_none_init:
 	movl	168(%rdi), %eax
 	xorl	156(%rdi), %eax
 	movl	%eax, 172(%rdi)
+	vmovdqa64	16(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 16(%rdi)
+	vmovdqa64	32(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 32(%rdi)
+	vmovdqa64	48(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 48(%rdi)
+	vmovdqa64	80(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 80(%rdi)
+	vmovdqa64	96(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 96(%rdi)
+	vmovdqa64	112(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 112(%rdi)
+	vmovdqa64	144(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 144(%rdi)
 	movl	$128, 240(%rdi)
 	jmp	.Laesgen_gfni256_face_none_init_common
 .Laesgen_gfni256_face_none_init_key192:
@@ -421,6 +442,33 @@ aesgen_gfni256_face_none_init:
 	movl	200(%rdi), %eax
 	xorl	180(%rdi), %eax
 	movl	%eax, 204(%rdi)
+	vmovdqa64	16(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 16(%rdi)
+	vmovdqa64	32(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 32(%rdi)
+	vmovdqa64	48(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 48(%rdi)
+	vmovdqa64	80(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 80(%rdi)
+	vmovdqa64	96(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 96(%rdi)
+	vmovdqa64	112(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 112(%rdi)
+	vmovdqa64	144(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 144(%rdi)
+	vmovdqa64	160(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 160(%rdi)
+	vmovdqa64	176(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 176(%rdi)
 	movl	$192, 240(%rdi)
 	jmp	.Laesgen_gfni256_face_none_init_common
 .Laesgen_gfni256_face_none_init_key256:
@@ -649,6 +697,36 @@ aesgen_gfni256_face_none_init:
 	movl	232(%rdi), %eax
 	xorl	204(%rdi), %eax
 	movl	%eax, 236(%rdi)
+	vmovdqa64	16(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 16(%rdi)
+	vmovdqa64	32(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 32(%rdi)
+	vmovdqa64	48(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 48(%rdi)
+	vmovdqa64	80(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 80(%rdi)
+	vmovdqa64	96(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 96(%rdi)
+	vmovdqa64	112(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 112(%rdi)
+	vmovdqa64	144(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 144(%rdi)
+	vmovdqa64	160(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 160(%rdi)
+	vmovdqa64	176(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 176(%rdi)
+	vmovdqa64	208(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni256_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 208(%rdi)
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni256_face_none_init_common
 .Laesgen_gfni256_face_none_init_common:
@@ -670,6 +748,15 @@ aesgen_gfni256_face_none_init:
 	.p2align	4
 .Laesgen_gfni256_face_none_init_gfni_sbox128:
 	.byte	0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1, 0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1
+	.p2align	4
+.Laesgen_gfni256_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.p2align	4
+.Laesgen_gfni256_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	4
+.Laesgen_gfni256_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 
 
 # set_iv(ctx, iv): restart the stream at iv under the same key.
@@ -748,10 +835,7 @@ aesgen_gfni256_face_none_xor_stream:
 	vbroadcasti32x4	144(%rdi), %ymm9
 	vbroadcasti32x4	160(%rdi), %ymm10
 	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_sbox256(%rip), %ymm11
-	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_sr256(%rip), %ymm12
-	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_rot1sr256(%rip), %ymm13
-	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_rot2256(%rip), %ymm14
-	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_two256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_two256(%rip), %ymm12
 .Laesgen_gfni256_face_none_xor_stream_top128:
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni256_face_none_xor_stream_end128
@@ -764,708 +848,582 @@ aesgen_gfni256_face_none_xor_stream:
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned8_128
 .Laesgen_gfni256_face_none_xor_stream_fast8_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
-	vpxorq	%ymm0, %ymm16, %ymm23
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm16
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm17
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm18
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm19
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm23, %ymm20
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm23, %ymm21
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm23, %ymm22
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm20
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm13
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm20, %ymm14
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm20, %ymm15
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm20, %ymm16
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm20, %ymm17
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm20, %ymm18
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm20, %ymm19
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm20, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm1, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm1, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm1, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm1, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm1, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm1, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm1, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm1, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm1, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm2, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm2, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm2, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm2, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm2, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm2, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm3, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm3, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm3, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm3, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm3, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm3, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm4, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm4, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm4, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm4, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm4, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm4, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm5, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm5, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm5, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm5, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm5, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm5, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm6, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm6, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm6, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm6, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm6, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm6, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm7, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm7, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm7, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm7, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm7, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm7, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm8, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm8, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm8, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm8, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm8, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm8, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm9, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm9, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm9, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm9, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm9, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm13, %ymm13
+	vpxorq	%ymm10, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm14
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm14, %ymm14
+	vpxorq	%ymm10, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm15
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm15, %ymm15
+	vpxorq	%ymm10, %ymm15, %ymm15
 	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm16, %ymm16
 	vpxorq	%ymm10, %ymm16, %ymm16
 	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm17, %ymm17
 	vpxorq	%ymm10, %ymm17, %ymm17
 	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm18, %ymm18
 	vpxorq	%ymm10, %ymm18, %ymm18
 	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm19
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm19, %ymm19
 	vpxorq	%ymm10, %ymm19, %ymm19
 	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm20
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm20, %ymm20
 	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm22
-	vpxorq	%ymm10, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm23
-	vpxorq	%ymm10, %ymm23, %ymm23
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
-	vpxorq	32(%rdx), %ymm17, %ymm17
-	vmovdqu64	%ymm17, 32(%rsi)
-	vpxorq	64(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, 64(%rsi)
-	vpxorq	96(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 96(%rsi)
-	vpxorq	128(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, 128(%rsi)
-	vpxorq	160(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 160(%rsi)
-	vpxorq	192(%rdx), %ymm22, %ymm22
-	vmovdqu64	%ymm22, 192(%rsi)
-	vpxorq	224(%rdx), %ymm23, %ymm23
-	vmovdqu64	%ymm23, 224(%rsi)
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	vpxorq	64(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 64(%rsi)
+	vpxorq	96(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 96(%rsi)
+	vpxorq	128(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 128(%rsi)
+	vpxorq	160(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 160(%rsi)
+	vpxorq	192(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 192(%rsi)
+	vpxorq	224(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 224(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -1473,715 +1431,589 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top128
 .Laesgen_gfni256_face_none_xor_stream_unaligned8_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vinserti32x4	$1, %xmm16, %ymm16, %ymm23
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm16
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm17
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm18
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm19
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm23, %ymm20
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm23, %ymm21
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm23, %ymm22
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm23, %ymm23
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm20
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm13
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm20, %ymm14
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm20, %ymm15
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm20, %ymm16
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm20, %ymm17
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm20, %ymm18
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm20, %ymm19
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vpxorq	%ymm0, %ymm15, %ymm15
 	vpxorq	%ymm0, %ymm16, %ymm16
 	vpxorq	%ymm0, %ymm17, %ymm17
 	vpxorq	%ymm0, %ymm18, %ymm18
 	vpxorq	%ymm0, %ymm19, %ymm19
 	vpxorq	%ymm0, %ymm20, %ymm20
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vpxorq	%ymm0, %ymm22, %ymm22
-	vpxorq	%ymm0, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm1, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm1, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm1, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm1, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm1, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm1, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm1, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm1, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm1, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm2, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm2, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm2, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm2, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm2, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm2, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm3, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm3, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm3, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm3, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm3, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm3, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm4, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm4, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm4, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm4, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm4, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm4, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm5, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm5, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm5, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm5, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm5, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm5, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm6, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm6, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm6, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm6, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm6, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm6, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm7, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm7, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm7, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm7, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm7, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm7, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm8, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm8, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm8, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm8, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm8, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm8, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm24
-	vpshufb	%ymm13, %ymm16, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm16
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm24, %ymm25, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm13
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm13
+	vpxorq	%ymm9, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm14
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm14
+	vpxorq	%ymm9, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm15
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm15
+	vpxorq	%ymm9, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm16
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm16
 	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm24
-	vpshufb	%ymm13, %ymm17, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm17
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm24, %ymm25, %ymm17
+	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
 	vpxorq	%ymm9, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm24
-	vpshufb	%ymm13, %ymm18, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm18
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm24, %ymm25, %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
 	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm24
-	vpshufb	%ymm13, %ymm19, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm19
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm24, %ymm25, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
 	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm24
-	vpshufb	%ymm13, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm20
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm12, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm24
-	vpshufb	%ymm13, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm21
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm24
-	vpshufb	%ymm13, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm22
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm9, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm24
-	vpshufb	%ymm13, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm15, %ymm24, %ymm23
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm9, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm13, %ymm13
+	vpxorq	%ymm10, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm14
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm14, %ymm14
+	vpxorq	%ymm10, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm15
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm15, %ymm15
+	vpxorq	%ymm10, %ymm15, %ymm15
 	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm16, %ymm16
 	vpxorq	%ymm10, %ymm16, %ymm16
 	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm17, %ymm17
 	vpxorq	%ymm10, %ymm17, %ymm17
 	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm18, %ymm18
 	vpxorq	%ymm10, %ymm18, %ymm18
 	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm19
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm19, %ymm19
 	vpxorq	%ymm10, %ymm19, %ymm19
 	vgf2p8affineinvqb	$99, %ymm11, %ymm20, %ymm20
-	vpshufb	%ymm12, %ymm20, %ymm20
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm20, %ymm20
 	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm11, %ymm21, %ymm21
-	vpshufb	%ymm12, %ymm21, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm11, %ymm22, %ymm22
-	vpshufb	%ymm12, %ymm22, %ymm22
-	vpxorq	%ymm10, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm11, %ymm23, %ymm23
-	vpshufb	%ymm12, %ymm23, %ymm23
-	vpxorq	%ymm10, %ymm23, %ymm23
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
-	vpxorq	32(%rdx), %ymm17, %ymm17
-	vmovdqu64	%ymm17, 32(%rsi)
-	vpxorq	64(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, 64(%rsi)
-	vpxorq	96(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 96(%rsi)
-	vpxorq	128(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, 128(%rsi)
-	vpxorq	160(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 160(%rsi)
-	vpxorq	192(%rdx), %ymm22, %ymm22
-	vmovdqu64	%ymm22, 192(%rsi)
-	vpxorq	224(%rdx), %ymm23, %ymm23
-	vmovdqu64	%ymm23, 224(%rsi)
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	vpxorq	64(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 64(%rsi)
+	vpxorq	96(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 96(%rsi)
+	vpxorq	128(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 128(%rsi)
+	vpxorq	160(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 160(%rsi)
+	vpxorq	192(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 192(%rsi)
+	vpxorq	224(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 224(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -2196,360 +2028,306 @@ aesgen_gfni256_face_none_xor_stream:
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned4_128
 .Laesgen_gfni256_face_none_xor_stream_fast4_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
-	vpxorq	%ymm0, %ymm16, %ymm19
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm16
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm17
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm19, %ymm18
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm16
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm13
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm16, %ymm14
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm16, %ymm15
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm1, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm1, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm1, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm1, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm1, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm1, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm2, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm2, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm2, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm2, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm3, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm3, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm3, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm3, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm4, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm4, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm4, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm4, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm5, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm5, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm5, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm5, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm6, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm6, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm6, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm6, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm7, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm7, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm7, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm7, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm8, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm8, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm8, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm8, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm9, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm9, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm9, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm9, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm13, %ymm13
+	vpxorq	%ymm10, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm14
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm14, %ymm14
+	vpxorq	%ymm10, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm15
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm15, %ymm15
+	vpxorq	%ymm10, %ymm15, %ymm15
 	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm16, %ymm16
 	vpxorq	%ymm10, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm17
-	vpxorq	%ymm10, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm19
-	vpxorq	%ymm10, %ymm19, %ymm19
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
-	vpxorq	32(%rdx), %ymm17, %ymm17
-	vmovdqu64	%ymm17, 32(%rsi)
-	vpxorq	64(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, 64(%rsi)
-	vpxorq	96(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 96(%rsi)
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	vpxorq	64(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 64(%rsi)
+	vpxorq	96(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 96(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -2557,363 +2335,309 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top128
 .Laesgen_gfni256_face_none_xor_stream_unaligned4_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vinserti32x4	$1, %xmm16, %ymm16, %ymm19
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm16
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm17
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm19, %ymm18
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm19, %ymm19
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm16
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm13
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm16, %ymm14
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm16, %ymm15
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vpxorq	%ymm0, %ymm15, %ymm15
 	vpxorq	%ymm0, %ymm16, %ymm16
-	vpxorq	%ymm0, %ymm17, %ymm17
-	vpxorq	%ymm0, %ymm18, %ymm18
-	vpxorq	%ymm0, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm1, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm1, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm1, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm1, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm1, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm1, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm2, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm2, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm2, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm2, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm3, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm3, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm3, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm3, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm4, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm4, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm4, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm4, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm5, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm5, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm5, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm5, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm6, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm6, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm6, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm6, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm7, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm7, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm7, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm7, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm8, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm8, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm8, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm8, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm20
-	vpshufb	%ymm13, %ymm16, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm16
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm20, %ymm21, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm13
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm13
+	vpxorq	%ymm9, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm14
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm14
+	vpxorq	%ymm9, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm9, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm12, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
 	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm20
-	vpshufb	%ymm13, %ymm17, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm17
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm20, %ymm21, %ymm17
-	vpxorq	%ymm9, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm20
-	vpshufb	%ymm13, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm18
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm20
-	vpshufb	%ymm13, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm15, %ymm20, %ymm19
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm13, %ymm13
+	vpxorq	%ymm10, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm14
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm14, %ymm14
+	vpxorq	%ymm10, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm15, %ymm15
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm15, %ymm15
+	vpxorq	%ymm10, %ymm15, %ymm15
 	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm16, %ymm16
 	vpxorq	%ymm10, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm17
-	vpxorq	%ymm10, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm18, %ymm18
-	vpshufb	%ymm12, %ymm18, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm11, %ymm19, %ymm19
-	vpshufb	%ymm12, %ymm19, %ymm19
-	vpxorq	%ymm10, %ymm19, %ymm19
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
-	vpxorq	32(%rdx), %ymm17, %ymm17
-	vmovdqu64	%ymm17, 32(%rsi)
-	vpxorq	64(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, 64(%rsi)
-	vpxorq	96(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 96(%rsi)
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
+	vpxorq	64(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, 64(%rsi)
+	vpxorq	96(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 96(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -2928,186 +2652,168 @@ aesgen_gfni256_face_none_xor_stream:
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned2_128
 .Laesgen_gfni256_face_none_xor_stream_fast2_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
-	vpxorq	%ymm0, %ymm16, %ymm17
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm17, %ymm16
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm1, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm1, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm2, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm3, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm4, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm5, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm6, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm7, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm8, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm9, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
-	vpxorq	%ymm10, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm17
-	vpxorq	%ymm10, %ymm17, %ymm17
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
-	vpxorq	32(%rdx), %ymm17, %ymm17
-	vmovdqu64	%ymm17, 32(%rsi)
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm14
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm14, %ymm13
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm1, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm1, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm2, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm2, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm3, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm3, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm4, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm4, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm5, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm5, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm6, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm6, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm7, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm7, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm8, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm8, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm9, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm9, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm13, %ymm13
+	vpxorq	%ymm10, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm14
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm14, %ymm14
+	vpxorq	%ymm10, %ymm14, %ymm14
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -3115,187 +2821,169 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top128
 .Laesgen_gfni256_face_none_xor_stream_unaligned2_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vinserti32x4	$1, %xmm16, %ymm16, %ymm17
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm17, %ymm16
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm17, %ymm17
-	vpxorq	%ymm0, %ymm16, %ymm16
-	vpxorq	%ymm0, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm1, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm1, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm2, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm3, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm4, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm5, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm6, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm7, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm8, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm18
-	vpshufb	%ymm13, %ymm16, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm16
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm18, %ymm19, %ymm16
-	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm18
-	vpshufb	%ymm13, %ymm17, %ymm19
-	vpxorq	%ymm19, %ymm18, %ymm18
-	vgf2p8mulb	%ymm15, %ymm18, %ymm17
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vmovdqa64	%ymm17, %ymm17
-	vpternlogd	$150, %ymm18, %ymm19, %ymm17
-	vpxorq	%ymm9, %ymm17, %ymm17
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
-	vpxorq	%ymm10, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm17, %ymm17
-	vpshufb	%ymm12, %ymm17, %ymm17
-	vpxorq	%ymm10, %ymm17, %ymm17
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
-	vpxorq	32(%rdx), %ymm17, %ymm17
-	vmovdqu64	%ymm17, 32(%rsi)
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm14
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm14, %ymm13
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm14, %ymm14
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm1, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm1, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm2, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm2, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm3, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm3, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm4, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm4, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm5, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm5, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm6, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm6, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm7, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm7, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm8, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm8, %ymm14, %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm16
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm18
+	vpxorq	%ymm18, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm13
+	vpshufb	%ymm16, %ymm17, %ymm17
+	vpternlogd	$150, %ymm17, %ymm18, %ymm13
+	vpxorq	%ymm9, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm17
+	vpshufb	%ymm15, %ymm17, %ymm15
+	vpxorq	%ymm15, %ymm17, %ymm17
+	vgf2p8mulb	%ymm12, %ymm17, %ymm14
+	vpshufb	%ymm16, %ymm17, %ymm16
+	vpternlogd	$150, %ymm16, %ymm15, %ymm14
+	vpxorq	%ymm9, %ymm14, %ymm14
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm13, %ymm13
+	vpxorq	%ymm10, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm14, %ymm14
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm14, %ymm14
+	vpxorq	%ymm10, %ymm14, %ymm14
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
+	vpxorq	32(%rdx), %ymm14, %ymm14
+	vmovdqu64	%ymm14, 32(%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -3310,99 +2998,99 @@ aesgen_gfni256_face_none_xor_stream:
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned1_128
 .Laesgen_gfni256_face_none_xor_stream_fast1_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
-	vpxorq	%ymm0, %ymm16, %ymm16
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm1, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
-	vpxorq	%ymm10, %ymm16, %ymm16
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm1, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm2, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm3, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm4, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm5, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm6, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm7, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm8, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm9, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm13, %ymm13
+	vpxorq	%ymm10, %ymm13, %ymm13
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
 	addq	$2, %rax
 	adcq	$0, %r8
 	addq	$32, %rdx
@@ -3410,99 +3098,99 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top128
 .Laesgen_gfni256_face_none_xor_stream_unaligned1_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vinserti32x4	$1, %xmm16, %ymm16, %ymm16
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm16
-	vpxorq	%ymm0, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm1, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm2, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm3, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm4, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm5, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm6, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm7, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm8, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm17
-	vpshufb	%ymm13, %ymm16, %ymm18
-	vpxorq	%ymm18, %ymm17, %ymm17
-	vgf2p8mulb	%ymm15, %ymm17, %ymm16
-	vpshufb	%ymm14, %ymm17, %ymm17
-	vmovdqa64	%ymm16, %ymm16
-	vpternlogd	$150, %ymm17, %ymm18, %ymm16
-	vpxorq	%ymm9, %ymm16, %ymm16
-	vgf2p8affineinvqb	$99, %ymm11, %ymm16, %ymm16
-	vpshufb	%ymm12, %ymm16, %ymm16
-	vpxorq	%ymm10, %ymm16, %ymm16
-	vpxorq	(%rdx), %ymm16, %ymm16
-	vmovdqu64	%ymm16, (%rsi)
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vinserti32x4	$1, %xmm13, %ymm13, %ymm13
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm13, %ymm13
+	vpxorq	%ymm0, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm1, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm2, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm3, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm4, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm5, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm6, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm7, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm8, %ymm13, %ymm13
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm14
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm15
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm16
+	vpshufb	%ymm14, %ymm16, %ymm14
+	vpxorq	%ymm14, %ymm16, %ymm16
+	vgf2p8mulb	%ymm12, %ymm16, %ymm13
+	vpshufb	%ymm15, %ymm16, %ymm15
+	vpternlogd	$150, %ymm15, %ymm14, %ymm13
+	vpxorq	%ymm9, %ymm13, %ymm13
+	vgf2p8affineinvqb	$99, %ymm11, %ymm13, %ymm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm13, %ymm13
+	vpxorq	%ymm10, %ymm13, %ymm13
+	vpxorq	(%rdx), %ymm13, %ymm13
+	vmovdqu64	%ymm13, (%rsi)
 	addq	$2, %rax
 	adcq	$0, %r8
 	addq	$32, %rdx
@@ -3510,100 +3198,100 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top128
 .Laesgen_gfni256_face_none_xor_stream_single128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vmovdqa64	%xmm16, %xmm16
-	vpxorq	%xmm0, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm1, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa64	%xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm3, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm4, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm5, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm7, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm8, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm13, %xmm13
+	vpxorq	%xmm10, %xmm13, %xmm13
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni256_face_none_xor_stream_partial
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	(%rdx), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rsi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	addq	$16, %rdx
@@ -3611,7 +3299,7 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top128
 .Laesgen_gfni256_face_none_xor_stream_partial:
-	vmovdqa64	%xmm16, 272(%rdi)
+	vmovdqa64	%xmm13, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
@@ -3647,10 +3335,7 @@ aesgen_gfni256_face_none_xor_stream:
 	vbroadcasti32x4	176(%rdi), %ymm11
 	vbroadcasti32x4	192(%rdi), %ymm12
 	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_sbox256(%rip), %ymm13
-	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_sr256(%rip), %ymm14
-	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_rot1sr256(%rip), %ymm15
-	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_rot2256(%rip), %ymm16
-	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_two256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_two256(%rip), %ymm14
 .Laesgen_gfni256_face_none_xor_stream_top192:
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni256_face_none_xor_stream_end192
@@ -3663,852 +3348,690 @@ aesgen_gfni256_face_none_xor_stream:
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned8_192
 .Laesgen_gfni256_face_none_xor_stream_fast8_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
-	vpxorq	%ymm0, %ymm18, %ymm25
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm25, %ymm18
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm25, %ymm19
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm25, %ymm20
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm25, %ymm21
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm25, %ymm22
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm25, %ymm23
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm25, %ymm24
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm22
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm22, %ymm15
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm22, %ymm16
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm22, %ymm17
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm22, %ymm18
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm22, %ymm19
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm22, %ymm20
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm22, %ymm21
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm22, %ymm22
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm1, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm1, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm1, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm1, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm1, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm1, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm1, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm2, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm2, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm2, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm2, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm2, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm3, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm3, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm3, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm3, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm3, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm4, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm4, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm4, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm4, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm4, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm5, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm5, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm5, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm5, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm5, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm6, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm6, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm6, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm6, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm6, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm7, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm7, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm7, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm7, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm7, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm8, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm8, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm8, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm8, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm8, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm9, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm9, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm9, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm9, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm9, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm10, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm10, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm10, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm10, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm10, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm10, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm11, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm11, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm11, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm11, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm11, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm11, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm11, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm11, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm15
+	vpxorq	%ymm12, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm16
+	vpxorq	%ymm12, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm17
+	vpxorq	%ymm12, %ymm17, %ymm17
 	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
 	vpxorq	%ymm12, %ymm18, %ymm18
 	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm19
 	vpxorq	%ymm12, %ymm19, %ymm19
 	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm20
 	vpxorq	%ymm12, %ymm20, %ymm20
 	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm21
 	vpxorq	%ymm12, %ymm21, %ymm21
 	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm22
 	vpxorq	%ymm12, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm23
-	vpxorq	%ymm12, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vpxorq	%ymm12, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm25
-	vpxorq	%ymm12, %ymm25, %ymm25
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
-	vpxorq	32(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 32(%rsi)
-	vpxorq	64(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, 64(%rsi)
-	vpxorq	96(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 96(%rsi)
-	vpxorq	128(%rdx), %ymm22, %ymm22
-	vmovdqu64	%ymm22, 128(%rsi)
-	vpxorq	160(%rdx), %ymm23, %ymm23
-	vmovdqu64	%ymm23, 160(%rsi)
-	vpxorq	192(%rdx), %ymm24, %ymm24
-	vmovdqu64	%ymm24, 192(%rsi)
-	vpxorq	224(%rdx), %ymm25, %ymm25
-	vmovdqu64	%ymm25, 224(%rsi)
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	vpxorq	64(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 64(%rsi)
+	vpxorq	96(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 96(%rsi)
+	vpxorq	128(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 128(%rsi)
+	vpxorq	160(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 160(%rsi)
+	vpxorq	192(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 192(%rsi)
+	vpxorq	224(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 224(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -4516,859 +4039,697 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top192
 .Laesgen_gfni256_face_none_xor_stream_unaligned8_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vinserti32x4	$1, %xmm18, %ymm18, %ymm25
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm25, %ymm18
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm25, %ymm19
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm25, %ymm20
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm25, %ymm21
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm25, %ymm22
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm25, %ymm23
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm25, %ymm24
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm25, %ymm25
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm22
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm22, %ymm15
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm22, %ymm16
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm22, %ymm17
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm22, %ymm18
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm22, %ymm19
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm22, %ymm20
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm22, %ymm21
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm22, %ymm22
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
 	vpxorq	%ymm0, %ymm18, %ymm18
 	vpxorq	%ymm0, %ymm19, %ymm19
 	vpxorq	%ymm0, %ymm20, %ymm20
 	vpxorq	%ymm0, %ymm21, %ymm21
 	vpxorq	%ymm0, %ymm22, %ymm22
-	vpxorq	%ymm0, %ymm23, %ymm23
-	vpxorq	%ymm0, %ymm24, %ymm24
-	vpxorq	%ymm0, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm1, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm1, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm1, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm1, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm1, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm1, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm1, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm2, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm2, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm2, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm2, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm2, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm3, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm3, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm3, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm3, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm3, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm4, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm4, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm4, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm4, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm4, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm5, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm5, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm5, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm5, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm5, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm6, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm6, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm6, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm6, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm6, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm7, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm7, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm7, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm7, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm7, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm8, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm8, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm8, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm8, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm8, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm9, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm9, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm9, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm9, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm9, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm10, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm10, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm10, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm10, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm10, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm10, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm26
-	vpshufb	%ymm15, %ymm18, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm18
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm26, %ymm27, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm23
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm24
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm15
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm15
+	vpxorq	%ymm11, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm16
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm16
+	vpxorq	%ymm11, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm17
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm17
+	vpxorq	%ymm11, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm18
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm18
 	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm26
-	vpshufb	%ymm15, %ymm19, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm19
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm26, %ymm27, %ymm19
+	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm19
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm19
 	vpxorq	%ymm11, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm26
-	vpshufb	%ymm15, %ymm20, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm20
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm26, %ymm27, %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm20
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm20
 	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm26
-	vpshufb	%ymm15, %ymm21, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm21
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm26, %ymm27, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm26
+	vpxorq	%ymm26, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm21
+	vpshufb	%ymm24, %ymm25, %ymm25
+	vpternlogd	$150, %ymm25, %ymm26, %ymm21
 	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm26
-	vpshufb	%ymm15, %ymm22, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm22
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm26, %ymm27, %ymm22
+	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm25
+	vpshufb	%ymm23, %ymm25, %ymm23
+	vpxorq	%ymm23, %ymm25, %ymm25
+	vgf2p8mulb	%ymm14, %ymm25, %ymm22
+	vpshufb	%ymm24, %ymm25, %ymm24
+	vpternlogd	$150, %ymm24, %ymm23, %ymm22
 	vpxorq	%ymm11, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm26
-	vpshufb	%ymm15, %ymm23, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm23
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm26, %ymm27, %ymm23
-	vpxorq	%ymm11, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm26
-	vpshufb	%ymm15, %ymm24, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm24
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm26, %ymm27, %ymm24
-	vpxorq	%ymm11, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm26
-	vpshufb	%ymm15, %ymm25, %ymm27
-	vpxorq	%ymm27, %ymm26, %ymm26
-	vgf2p8mulb	%ymm17, %ymm26, %ymm25
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm26, %ymm27, %ymm25
-	vpxorq	%ymm11, %ymm25, %ymm25
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm15
+	vpxorq	%ymm12, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm16
+	vpxorq	%ymm12, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm17
+	vpxorq	%ymm12, %ymm17, %ymm17
 	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
 	vpxorq	%ymm12, %ymm18, %ymm18
 	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm19
 	vpxorq	%ymm12, %ymm19, %ymm19
 	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm20
 	vpxorq	%ymm12, %ymm20, %ymm20
 	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm21
 	vpxorq	%ymm12, %ymm21, %ymm21
 	vgf2p8affineinvqb	$99, %ymm13, %ymm22, %ymm22
-	vpshufb	%ymm14, %ymm22, %ymm22
 	vpxorq	%ymm12, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm13, %ymm23, %ymm23
-	vpshufb	%ymm14, %ymm23, %ymm23
-	vpxorq	%ymm12, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm13, %ymm24, %ymm24
-	vpshufb	%ymm14, %ymm24, %ymm24
-	vpxorq	%ymm12, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm13, %ymm25, %ymm25
-	vpshufb	%ymm14, %ymm25, %ymm25
-	vpxorq	%ymm12, %ymm25, %ymm25
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
-	vpxorq	32(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 32(%rsi)
-	vpxorq	64(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, 64(%rsi)
-	vpxorq	96(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 96(%rsi)
-	vpxorq	128(%rdx), %ymm22, %ymm22
-	vmovdqu64	%ymm22, 128(%rsi)
-	vpxorq	160(%rdx), %ymm23, %ymm23
-	vmovdqu64	%ymm23, 160(%rsi)
-	vpxorq	192(%rdx), %ymm24, %ymm24
-	vmovdqu64	%ymm24, 192(%rsi)
-	vpxorq	224(%rdx), %ymm25, %ymm25
-	vmovdqu64	%ymm25, 224(%rsi)
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	vpxorq	64(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 64(%rsi)
+	vpxorq	96(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 96(%rsi)
+	vpxorq	128(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 128(%rsi)
+	vpxorq	160(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 160(%rsi)
+	vpxorq	192(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 192(%rsi)
+	vpxorq	224(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 224(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -5383,432 +4744,362 @@ aesgen_gfni256_face_none_xor_stream:
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned4_192
 .Laesgen_gfni256_face_none_xor_stream_fast4_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
-	vpxorq	%ymm0, %ymm18, %ymm21
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm18
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm19
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm21, %ymm20
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm18
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm15
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm18, %ymm16
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm18, %ymm17
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm1, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm1, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm1, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm2, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm3, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm4, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm5, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm6, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm7, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm8, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm9, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm10, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm10, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm11, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm11, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm11, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm11, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm15
+	vpxorq	%ymm12, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm16
+	vpxorq	%ymm12, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm17
+	vpxorq	%ymm12, %ymm17, %ymm17
 	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
 	vpxorq	%ymm12, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm19
-	vpxorq	%ymm12, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm21
-	vpxorq	%ymm12, %ymm21, %ymm21
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
-	vpxorq	32(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 32(%rsi)
-	vpxorq	64(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, 64(%rsi)
-	vpxorq	96(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 96(%rsi)
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	vpxorq	64(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 64(%rsi)
+	vpxorq	96(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 96(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -5816,435 +5107,365 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top192
 .Laesgen_gfni256_face_none_xor_stream_unaligned4_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vinserti32x4	$1, %xmm18, %ymm18, %ymm21
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm18
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm19
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm21, %ymm20
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm21, %ymm21
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm18
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm15
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm18, %ymm16
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm18, %ymm17
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm17, %ymm17
 	vpxorq	%ymm0, %ymm18, %ymm18
-	vpxorq	%ymm0, %ymm19, %ymm19
-	vpxorq	%ymm0, %ymm20, %ymm20
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm1, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm1, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm1, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm2, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm3, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm4, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm5, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm6, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm7, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm8, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm9, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm10, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm10, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm22
-	vpshufb	%ymm15, %ymm18, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm18
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm22, %ymm23, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm15
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm15
+	vpxorq	%ymm11, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm16
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm16
+	vpxorq	%ymm11, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm11, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm14, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
 	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm22
-	vpshufb	%ymm15, %ymm19, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm19
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm22, %ymm23, %ymm19
-	vpxorq	%ymm11, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm22
-	vpshufb	%ymm15, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm20
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm22
-	vpshufb	%ymm15, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm17, %ymm22, %ymm21
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm11, %ymm21, %ymm21
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm15
+	vpxorq	%ymm12, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm16
+	vpxorq	%ymm12, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm17, %ymm17
+	vpxorq	%ymm12, %ymm17, %ymm17
 	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
 	vpxorq	%ymm12, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm19
-	vpxorq	%ymm12, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm20, %ymm20
-	vpshufb	%ymm14, %ymm20, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm13, %ymm21, %ymm21
-	vpshufb	%ymm14, %ymm21, %ymm21
-	vpxorq	%ymm12, %ymm21, %ymm21
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
-	vpxorq	32(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 32(%rsi)
-	vpxorq	64(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, 64(%rsi)
-	vpxorq	96(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 96(%rsi)
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
+	vpxorq	64(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, 64(%rsi)
+	vpxorq	96(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 96(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -6259,222 +5480,198 @@ aesgen_gfni256_face_none_xor_stream:
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned2_192
 .Laesgen_gfni256_face_none_xor_stream_fast2_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
-	vpxorq	%ymm0, %ymm18, %ymm19
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm18
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm1, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm10, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm11, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vpxorq	%ymm12, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm19
-	vpxorq	%ymm12, %ymm19, %ymm19
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
-	vpxorq	32(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 32(%rsi)
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm16
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm15
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm1, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm2, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm3, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm4, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm5, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm6, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm7, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm8, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm9, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm10, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm11, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm11, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm15
+	vpxorq	%ymm12, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm16
+	vpxorq	%ymm12, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -6482,223 +5679,199 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top192
 .Laesgen_gfni256_face_none_xor_stream_unaligned2_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vinserti32x4	$1, %xmm18, %ymm18, %ymm19
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm19, %ymm18
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm19, %ymm19
-	vpxorq	%ymm0, %ymm18, %ymm18
-	vpxorq	%ymm0, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm1, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm2, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm3, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm4, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm5, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm6, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm7, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm8, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm9, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm10, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm20
-	vpshufb	%ymm15, %ymm18, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm18
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm20, %ymm21, %ymm18
-	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm20
-	vpshufb	%ymm15, %ymm19, %ymm21
-	vpxorq	%ymm21, %ymm20, %ymm20
-	vgf2p8mulb	%ymm17, %ymm20, %ymm19
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vmovdqa64	%ymm19, %ymm19
-	vpternlogd	$150, %ymm20, %ymm21, %ymm19
-	vpxorq	%ymm11, %ymm19, %ymm19
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vpxorq	%ymm12, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm19, %ymm19
-	vpshufb	%ymm14, %ymm19, %ymm19
-	vpxorq	%ymm12, %ymm19, %ymm19
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
-	vpxorq	32(%rdx), %ymm19, %ymm19
-	vmovdqu64	%ymm19, 32(%rsi)
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm16
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm16, %ymm15
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm16, %ymm16
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm1, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm1, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm2, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm2, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm3, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm3, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm4, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm4, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm5, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm5, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm6, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm6, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm7, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm7, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm8, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm8, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm9, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm9, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm10, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm10, %ymm16, %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm18
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm20
+	vpxorq	%ymm20, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm15
+	vpshufb	%ymm18, %ymm19, %ymm19
+	vpternlogd	$150, %ymm19, %ymm20, %ymm15
+	vpxorq	%ymm11, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm19
+	vpshufb	%ymm17, %ymm19, %ymm17
+	vpxorq	%ymm17, %ymm19, %ymm19
+	vgf2p8mulb	%ymm14, %ymm19, %ymm16
+	vpshufb	%ymm18, %ymm19, %ymm18
+	vpternlogd	$150, %ymm18, %ymm17, %ymm16
+	vpxorq	%ymm11, %ymm16, %ymm16
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm15
+	vpxorq	%ymm12, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm16, %ymm16
+	vpxorq	%ymm12, %ymm16, %ymm16
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
+	vpxorq	32(%rdx), %ymm16, %ymm16
+	vmovdqu64	%ymm16, 32(%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -6713,117 +5886,116 @@ aesgen_gfni256_face_none_xor_stream:
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned1_192
 .Laesgen_gfni256_face_none_xor_stream_fast1_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
-	vpxorq	%ymm0, %ymm18, %ymm18
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vpxorq	%ymm12, %ymm18, %ymm18
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm1, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm2, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm3, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm4, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm5, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm6, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm7, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm8, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm9, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm10, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm11, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm15
+	vpxorq	%ymm12, %ymm15, %ymm15
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
 	addq	$2, %rax
 	adcq	$0, %r8
 	addq	$32, %rdx
@@ -6831,117 +6003,116 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top192
 .Laesgen_gfni256_face_none_xor_stream_unaligned1_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vinserti32x4	$1, %xmm18, %ymm18, %ymm18
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm18
-	vpxorq	%ymm0, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm1, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm2, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm3, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm4, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm5, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm6, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm7, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm8, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm9, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm10, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm19
-	vpshufb	%ymm15, %ymm18, %ymm20
-	vpxorq	%ymm20, %ymm19, %ymm19
-	vgf2p8mulb	%ymm17, %ymm19, %ymm18
-	vpshufb	%ymm16, %ymm19, %ymm19
-	vmovdqa64	%ymm18, %ymm18
-	vpternlogd	$150, %ymm19, %ymm20, %ymm18
-	vpxorq	%ymm11, %ymm18, %ymm18
-	vgf2p8affineinvqb	$99, %ymm13, %ymm18, %ymm18
-	vpshufb	%ymm14, %ymm18, %ymm18
-	vpxorq	%ymm12, %ymm18, %ymm18
-	vpxorq	(%rdx), %ymm18, %ymm18
-	vmovdqu64	%ymm18, (%rsi)
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vinserti32x4	$1, %xmm15, %ymm15, %ymm15
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm15, %ymm15
+	vpxorq	%ymm0, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm1, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm2, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm3, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm4, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm5, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm6, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm7, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm8, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm9, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm10, %ymm15, %ymm15
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm16
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm17
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm18
+	vpshufb	%ymm16, %ymm18, %ymm16
+	vpxorq	%ymm16, %ymm18, %ymm18
+	vgf2p8mulb	%ymm14, %ymm18, %ymm15
+	vpshufb	%ymm17, %ymm18, %ymm17
+	vpternlogd	$150, %ymm17, %ymm16, %ymm15
+	vpxorq	%ymm11, %ymm15, %ymm15
+	vgf2p8affineinvqb	$99, %ymm13, %ymm15, %ymm15
+	vpxorq	%ymm12, %ymm15, %ymm15
+	vpxorq	(%rdx), %ymm15, %ymm15
+	vmovdqu64	%ymm15, (%rsi)
 	addq	$2, %rax
 	adcq	$0, %r8
 	addq	$32, %rdx
@@ -6949,118 +6120,117 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top192
 .Laesgen_gfni256_face_none_xor_stream_single192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vmovdqa64	%xmm18, %xmm18
-	vpxorq	%xmm0, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vmovdqa64	%xmm15, %xmm15
+	vpxorq	%xmm0, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm1, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm2, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm6, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm7, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm8, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm9, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm10, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm11, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm15
+	vpxorq	%xmm12, %xmm15, %xmm15
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni256_face_none_xor_stream_partial_2
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, (%rsi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	addq	$16, %rdx
@@ -7068,7 +6238,7 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top192
 .Laesgen_gfni256_face_none_xor_stream_partial_2:
-	vmovdqa64	%xmm18, 272(%rdi)
+	vmovdqa64	%xmm15, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
@@ -7106,10 +6276,7 @@ aesgen_gfni256_face_none_xor_stream:
 	vbroadcasti32x4	208(%rdi), %ymm13
 	vbroadcasti32x4	224(%rdi), %ymm14
 	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_sbox256(%rip), %ymm15
-	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_sr256(%rip), %ymm16
-	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_rot1sr256(%rip), %ymm17
-	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_rot2256(%rip), %ymm18
-	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_two256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_two256(%rip), %ymm16
 .Laesgen_gfni256_face_none_xor_stream_top256:
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni256_face_none_xor_stream_end256
@@ -7122,996 +6289,814 @@ aesgen_gfni256_face_none_xor_stream:
 	testq	$15, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned8_256
 .Laesgen_gfni256_face_none_xor_stream_fast8_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
-	vpxorq	%ymm0, %ymm20, %ymm27
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm27, %ymm20
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm27, %ymm21
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm27, %ymm22
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm27, %ymm23
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm27, %ymm24
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm27, %ymm25
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm27, %ymm26
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vinserti32x4	$1, %xmm17, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm17, %ymm24
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm24, %ymm17
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm24, %ymm18
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm24, %ymm19
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm24, %ymm20
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm24, %ymm21
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm24, %ymm22
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm24, %ymm23
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm24, %ymm24
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm1, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm1, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm1, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm1, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm1, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm1, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm1, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm2, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm2, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm2, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm2, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm2, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm2, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm3, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm3, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm3, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm3, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm3, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm3, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm4, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm4, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm4, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm4, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm4, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm4, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm5, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm5, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm5, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm5, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm5, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm5, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm6, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm6, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm6, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm6, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm6, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm6, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm7, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm7, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm7, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm7, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm7, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm7, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm8, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm8, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm8, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm8, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm8, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm8, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm9, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm9, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm9, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm9, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm9, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm9, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm10, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm10, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm10, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm10, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm10, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm10, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm11, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm11, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm11, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm11, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm11, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm11, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm11, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm12, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm12, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm12, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm12, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm12, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm12, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm12, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm12, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm13, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm13, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm13, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm13, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm13, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm13, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm13, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm13, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm13, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm13, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm17, %ymm17
+	vpxorq	%ymm14, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm18, %ymm18
+	vpxorq	%ymm14, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm19
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm19, %ymm19
+	vpxorq	%ymm14, %ymm19, %ymm19
 	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm20, %ymm20
 	vpxorq	%ymm14, %ymm20, %ymm20
 	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm21
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm21, %ymm21
 	vpxorq	%ymm14, %ymm21, %ymm21
 	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm22
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm22, %ymm22
 	vpxorq	%ymm14, %ymm22, %ymm22
 	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm23
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm23, %ymm23
 	vpxorq	%ymm14, %ymm23, %ymm23
 	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm24
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm24, %ymm24
 	vpxorq	%ymm14, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm25
-	vpxorq	%ymm14, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vpxorq	%ymm14, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm27
-	vpxorq	%ymm14, %ymm27, %ymm27
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
-	vpxorq	32(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 32(%rsi)
-	vpxorq	64(%rdx), %ymm22, %ymm22
-	vmovdqu64	%ymm22, 64(%rsi)
-	vpxorq	96(%rdx), %ymm23, %ymm23
-	vmovdqu64	%ymm23, 96(%rsi)
-	vpxorq	128(%rdx), %ymm24, %ymm24
-	vmovdqu64	%ymm24, 128(%rsi)
-	vpxorq	160(%rdx), %ymm25, %ymm25
-	vmovdqu64	%ymm25, 160(%rsi)
-	vpxorq	192(%rdx), %ymm26, %ymm26
-	vmovdqu64	%ymm26, 192(%rsi)
-	vpxorq	224(%rdx), %ymm27, %ymm27
-	vmovdqu64	%ymm27, 224(%rsi)
+	vpxorq	(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, (%rsi)
+	vpxorq	32(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 32(%rsi)
+	vpxorq	64(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 64(%rsi)
+	vpxorq	96(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 96(%rsi)
+	vpxorq	128(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 128(%rsi)
+	vpxorq	160(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 160(%rsi)
+	vpxorq	192(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 192(%rsi)
+	vpxorq	224(%rdx), %ymm24, %ymm24
+	vmovdqu64	%ymm24, 224(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -8119,1003 +7104,821 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top256
 .Laesgen_gfni256_face_none_xor_stream_unaligned8_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vinserti32x4	$1, %xmm20, %ymm20, %ymm27
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm27, %ymm20
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm27, %ymm21
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm27, %ymm22
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm27, %ymm23
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm27, %ymm24
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm27, %ymm25
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm27, %ymm26
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm27, %ymm27
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vinserti32x4	$1, %xmm17, %ymm17, %ymm24
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm24, %ymm17
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm24, %ymm18
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm24, %ymm19
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm24, %ymm20
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus8(%rip), %ymm24, %ymm21
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus10(%rip), %ymm24, %ymm22
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus12(%rip), %ymm24, %ymm23
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus14(%rip), %ymm24, %ymm24
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
 	vpxorq	%ymm0, %ymm20, %ymm20
 	vpxorq	%ymm0, %ymm21, %ymm21
 	vpxorq	%ymm0, %ymm22, %ymm22
 	vpxorq	%ymm0, %ymm23, %ymm23
 	vpxorq	%ymm0, %ymm24, %ymm24
-	vpxorq	%ymm0, %ymm25, %ymm25
-	vpxorq	%ymm0, %ymm26, %ymm26
-	vpxorq	%ymm0, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm1, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm1, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm1, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm1, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm1, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm1, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm1, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm2, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm2, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm2, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm2, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm2, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm2, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm3, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm3, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm3, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm3, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm3, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm3, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm4, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm4, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm4, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm4, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm4, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm4, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm5, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm5, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm5, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm5, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm5, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm5, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm6, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm6, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm6, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm6, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm6, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm6, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm7, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm7, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm7, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm7, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm7, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm7, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm8, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm8, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm8, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm8, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm8, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm8, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm9, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm9, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm9, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm9, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm9, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm9, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm10, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm10, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm10, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm10, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm10, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm10, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm11, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm11, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm11, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm11, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm11, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm11, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm11, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm12, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm12, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm12, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm12, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm12, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm12, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm12, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm12, %ymm27, %ymm27
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm28
-	vpshufb	%ymm17, %ymm20, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm20
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm28, %ymm29, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm25
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm26
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm17
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm17
+	vpxorq	%ymm13, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm18
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm18
+	vpxorq	%ymm13, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm19
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm19
+	vpxorq	%ymm13, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm20
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm20
 	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm28
-	vpshufb	%ymm17, %ymm21, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm21
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm28, %ymm29, %ymm21
+	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm21
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm21
 	vpxorq	%ymm13, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm28
-	vpshufb	%ymm17, %ymm22, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm22
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm28, %ymm29, %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm22
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm22
 	vpxorq	%ymm13, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm28
-	vpshufb	%ymm17, %ymm23, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm23
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm28, %ymm29, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm28
+	vpxorq	%ymm28, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm23
+	vpshufb	%ymm26, %ymm27, %ymm27
+	vpternlogd	$150, %ymm27, %ymm28, %ymm23
 	vpxorq	%ymm13, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm28
-	vpshufb	%ymm17, %ymm24, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm24
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm24, %ymm24
-	vpternlogd	$150, %ymm28, %ymm29, %ymm24
+	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm27
+	vpshufb	%ymm25, %ymm27, %ymm25
+	vpxorq	%ymm25, %ymm27, %ymm27
+	vgf2p8mulb	%ymm16, %ymm27, %ymm24
+	vpshufb	%ymm26, %ymm27, %ymm26
+	vpternlogd	$150, %ymm26, %ymm25, %ymm24
 	vpxorq	%ymm13, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm28
-	vpshufb	%ymm17, %ymm25, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm25
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm25, %ymm25
-	vpternlogd	$150, %ymm28, %ymm29, %ymm25
-	vpxorq	%ymm13, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm28
-	vpshufb	%ymm17, %ymm26, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm26
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm26, %ymm26
-	vpternlogd	$150, %ymm28, %ymm29, %ymm26
-	vpxorq	%ymm13, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm28
-	vpshufb	%ymm17, %ymm27, %ymm29
-	vpxorq	%ymm29, %ymm28, %ymm28
-	vgf2p8mulb	%ymm19, %ymm28, %ymm27
-	vpshufb	%ymm18, %ymm28, %ymm28
-	vmovdqa64	%ymm27, %ymm27
-	vpternlogd	$150, %ymm28, %ymm29, %ymm27
-	vpxorq	%ymm13, %ymm27, %ymm27
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm17, %ymm17
+	vpxorq	%ymm14, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm18, %ymm18
+	vpxorq	%ymm14, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm19
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm19, %ymm19
+	vpxorq	%ymm14, %ymm19, %ymm19
 	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm20, %ymm20
 	vpxorq	%ymm14, %ymm20, %ymm20
 	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm21
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm21, %ymm21
 	vpxorq	%ymm14, %ymm21, %ymm21
 	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm22
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm22, %ymm22
 	vpxorq	%ymm14, %ymm22, %ymm22
 	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm23
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm23, %ymm23
 	vpxorq	%ymm14, %ymm23, %ymm23
 	vgf2p8affineinvqb	$99, %ymm15, %ymm24, %ymm24
-	vpshufb	%ymm16, %ymm24, %ymm24
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm24, %ymm24
 	vpxorq	%ymm14, %ymm24, %ymm24
-	vgf2p8affineinvqb	$99, %ymm15, %ymm25, %ymm25
-	vpshufb	%ymm16, %ymm25, %ymm25
-	vpxorq	%ymm14, %ymm25, %ymm25
-	vgf2p8affineinvqb	$99, %ymm15, %ymm26, %ymm26
-	vpshufb	%ymm16, %ymm26, %ymm26
-	vpxorq	%ymm14, %ymm26, %ymm26
-	vgf2p8affineinvqb	$99, %ymm15, %ymm27, %ymm27
-	vpshufb	%ymm16, %ymm27, %ymm27
-	vpxorq	%ymm14, %ymm27, %ymm27
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
-	vpxorq	32(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 32(%rsi)
-	vpxorq	64(%rdx), %ymm22, %ymm22
-	vmovdqu64	%ymm22, 64(%rsi)
-	vpxorq	96(%rdx), %ymm23, %ymm23
-	vmovdqu64	%ymm23, 96(%rsi)
-	vpxorq	128(%rdx), %ymm24, %ymm24
-	vmovdqu64	%ymm24, 128(%rsi)
-	vpxorq	160(%rdx), %ymm25, %ymm25
-	vmovdqu64	%ymm25, 160(%rsi)
-	vpxorq	192(%rdx), %ymm26, %ymm26
-	vmovdqu64	%ymm26, 192(%rsi)
-	vpxorq	224(%rdx), %ymm27, %ymm27
-	vmovdqu64	%ymm27, 224(%rsi)
+	vpxorq	(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, (%rsi)
+	vpxorq	32(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 32(%rsi)
+	vpxorq	64(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 64(%rsi)
+	vpxorq	96(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 96(%rsi)
+	vpxorq	128(%rdx), %ymm21, %ymm21
+	vmovdqu64	%ymm21, 128(%rsi)
+	vpxorq	160(%rdx), %ymm22, %ymm22
+	vmovdqu64	%ymm22, 160(%rsi)
+	vpxorq	192(%rdx), %ymm23, %ymm23
+	vmovdqu64	%ymm23, 192(%rsi)
+	vpxorq	224(%rdx), %ymm24, %ymm24
+	vmovdqu64	%ymm24, 224(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -9130,504 +7933,426 @@ aesgen_gfni256_face_none_xor_stream:
 	testq	$7, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned4_256
 .Laesgen_gfni256_face_none_xor_stream_fast4_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
-	vpxorq	%ymm0, %ymm20, %ymm23
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm20
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm21
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm22
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vinserti32x4	$1, %xmm17, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm17, %ymm20
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm17
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm20, %ymm18
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm20, %ymm19
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm20, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm1, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm1, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm1, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm2, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm2, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm3, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm3, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm4, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm4, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm5, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm5, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm6, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm6, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm7, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm7, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm8, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm8, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm9, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm9, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm10, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm10, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm11, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm11, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm11, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm12, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm12, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm12, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm12, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm13, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm13, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm13, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm13, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm13, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm13, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm17, %ymm17
+	vpxorq	%ymm14, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm18, %ymm18
+	vpxorq	%ymm14, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm19
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm19, %ymm19
+	vpxorq	%ymm14, %ymm19, %ymm19
 	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm20, %ymm20
 	vpxorq	%ymm14, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm21
-	vpxorq	%ymm14, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vpxorq	%ymm14, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm23
-	vpxorq	%ymm14, %ymm23, %ymm23
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
-	vpxorq	32(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 32(%rsi)
-	vpxorq	64(%rdx), %ymm22, %ymm22
-	vmovdqu64	%ymm22, 64(%rsi)
-	vpxorq	96(%rdx), %ymm23, %ymm23
-	vmovdqu64	%ymm23, 96(%rsi)
+	vpxorq	(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, (%rsi)
+	vpxorq	32(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 32(%rsi)
+	vpxorq	64(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 64(%rsi)
+	vpxorq	96(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 96(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -9635,507 +8360,429 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top256
 .Laesgen_gfni256_face_none_xor_stream_unaligned4_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vinserti32x4	$1, %xmm20, %ymm20, %ymm23
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm23, %ymm20
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm23, %ymm21
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm23, %ymm22
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm23, %ymm23
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vinserti32x4	$1, %xmm17, %ymm17, %ymm20
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm17
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm20, %ymm18
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus4(%rip), %ymm20, %ymm19
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus6(%rip), %ymm20, %ymm20
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm19, %ymm19
 	vpxorq	%ymm0, %ymm20, %ymm20
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vpxorq	%ymm0, %ymm22, %ymm22
-	vpxorq	%ymm0, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm1, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm1, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm1, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm1, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm2, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm2, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm2, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm3, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm3, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm3, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm4, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm4, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm4, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm5, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm5, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm5, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm6, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm6, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm6, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm7, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm7, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm7, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm8, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm8, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm8, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm9, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm9, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm9, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm10, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm10, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm10, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm11, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm11, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm11, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm11, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm12, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm12, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm12, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm12, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm12, %ymm23, %ymm23
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm24
-	vpshufb	%ymm17, %ymm20, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm20
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm24, %ymm25, %ymm20
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm21
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm22
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm17
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm17
+	vpxorq	%ymm13, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm18
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm18
+	vpxorq	%ymm13, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm24
+	vpxorq	%ymm24, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm19
+	vpshufb	%ymm22, %ymm23, %ymm23
+	vpternlogd	$150, %ymm23, %ymm24, %ymm19
+	vpxorq	%ymm13, %ymm19, %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm23
+	vpshufb	%ymm21, %ymm23, %ymm21
+	vpxorq	%ymm21, %ymm23, %ymm23
+	vgf2p8mulb	%ymm16, %ymm23, %ymm20
+	vpshufb	%ymm22, %ymm23, %ymm22
+	vpternlogd	$150, %ymm22, %ymm21, %ymm20
 	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm24
-	vpshufb	%ymm17, %ymm21, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm21
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm24, %ymm25, %ymm21
-	vpxorq	%ymm13, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm24
-	vpshufb	%ymm17, %ymm22, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm22
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm22, %ymm22
-	vpternlogd	$150, %ymm24, %ymm25, %ymm22
-	vpxorq	%ymm13, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm24
-	vpshufb	%ymm17, %ymm23, %ymm25
-	vpxorq	%ymm25, %ymm24, %ymm24
-	vgf2p8mulb	%ymm19, %ymm24, %ymm23
-	vpshufb	%ymm18, %ymm24, %ymm24
-	vmovdqa64	%ymm23, %ymm23
-	vpternlogd	$150, %ymm24, %ymm25, %ymm23
-	vpxorq	%ymm13, %ymm23, %ymm23
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm17, %ymm17
+	vpxorq	%ymm14, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm18, %ymm18
+	vpxorq	%ymm14, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm19, %ymm19
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm19, %ymm19
+	vpxorq	%ymm14, %ymm19, %ymm19
 	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm20, %ymm20
 	vpxorq	%ymm14, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm21
-	vpxorq	%ymm14, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm22, %ymm22
-	vpshufb	%ymm16, %ymm22, %ymm22
-	vpxorq	%ymm14, %ymm22, %ymm22
-	vgf2p8affineinvqb	$99, %ymm15, %ymm23, %ymm23
-	vpshufb	%ymm16, %ymm23, %ymm23
-	vpxorq	%ymm14, %ymm23, %ymm23
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
-	vpxorq	32(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 32(%rsi)
-	vpxorq	64(%rdx), %ymm22, %ymm22
-	vmovdqu64	%ymm22, 64(%rsi)
-	vpxorq	96(%rdx), %ymm23, %ymm23
-	vmovdqu64	%ymm23, 96(%rsi)
+	vpxorq	(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, (%rsi)
+	vpxorq	32(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 32(%rsi)
+	vpxorq	64(%rdx), %ymm19, %ymm19
+	vmovdqu64	%ymm19, 64(%rsi)
+	vpxorq	96(%rdx), %ymm20, %ymm20
+	vmovdqu64	%ymm20, 96(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -10150,258 +8797,232 @@ aesgen_gfni256_face_none_xor_stream:
 	testq	$3, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned2_256
 .Laesgen_gfni256_face_none_xor_stream_fast2_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
-	vpxorq	%ymm0, %ymm20, %ymm21
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm20
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm1, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm12, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm13, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vpxorq	%ymm14, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm21
-	vpxorq	%ymm14, %ymm21, %ymm21
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
-	vpxorq	32(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 32(%rsi)
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vinserti32x4	$1, %xmm17, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm17, %ymm18
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm17
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm11, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm12, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm13, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm13, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm17, %ymm17
+	vpxorq	%ymm14, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm18, %ymm18
+	vpxorq	%ymm14, %ymm18, %ymm18
+	vpxorq	(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, (%rsi)
+	vpxorq	32(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 32(%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -10409,259 +9030,233 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top256
 .Laesgen_gfni256_face_none_xor_stream_unaligned2_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vinserti32x4	$1, %xmm20, %ymm20, %ymm21
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm21, %ymm20
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm21, %ymm21
-	vpxorq	%ymm0, %ymm20, %ymm20
-	vpxorq	%ymm0, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm1, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm2, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm3, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm4, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm5, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm6, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm7, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm8, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm9, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm10, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm11, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm12, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm22
-	vpshufb	%ymm17, %ymm20, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm20
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm22, %ymm23, %ymm20
-	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm22
-	vpshufb	%ymm17, %ymm21, %ymm23
-	vpxorq	%ymm23, %ymm22, %ymm22
-	vgf2p8mulb	%ymm19, %ymm22, %ymm21
-	vpshufb	%ymm18, %ymm22, %ymm22
-	vmovdqa64	%ymm21, %ymm21
-	vpternlogd	$150, %ymm22, %ymm23, %ymm21
-	vpxorq	%ymm13, %ymm21, %ymm21
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vpxorq	%ymm14, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm21, %ymm21
-	vpshufb	%ymm16, %ymm21, %ymm21
-	vpxorq	%ymm14, %ymm21, %ymm21
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
-	vpxorq	32(%rdx), %ymm21, %ymm21
-	vmovdqu64	%ymm21, 32(%rsi)
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vinserti32x4	$1, %xmm17, %ymm17, %ymm18
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm18, %ymm17
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus2(%rip), %ymm18, %ymm18
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm1, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm2, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm3, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm4, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm5, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm6, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm7, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm8, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm9, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm10, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm11, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm11, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm12, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm12, %ymm18, %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm19
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm20
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm22
+	vpxorq	%ymm22, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm17
+	vpshufb	%ymm20, %ymm21, %ymm21
+	vpternlogd	$150, %ymm21, %ymm22, %ymm17
+	vpxorq	%ymm13, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm21
+	vpshufb	%ymm19, %ymm21, %ymm19
+	vpxorq	%ymm19, %ymm21, %ymm21
+	vgf2p8mulb	%ymm16, %ymm21, %ymm18
+	vpshufb	%ymm20, %ymm21, %ymm20
+	vpternlogd	$150, %ymm20, %ymm19, %ymm18
+	vpxorq	%ymm13, %ymm18, %ymm18
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm17, %ymm17
+	vpxorq	%ymm14, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm18, %ymm18
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm18, %ymm18
+	vpxorq	%ymm14, %ymm18, %ymm18
+	vpxorq	(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, (%rsi)
+	vpxorq	32(%rdx), %ymm18, %ymm18
+	vmovdqu64	%ymm18, 32(%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -10676,135 +9271,135 @@ aesgen_gfni256_face_none_xor_stream:
 	testq	$1, %r9
 	jne	.Laesgen_gfni256_face_none_xor_stream_unaligned1_256
 .Laesgen_gfni256_face_none_xor_stream_fast1_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
-	vpxorq	%ymm0, %ymm20, %ymm20
-	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vpxorq	%ymm14, %ymm20, %ymm20
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vinserti32x4	$1, %xmm17, %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vpxorq	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm11, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm12, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm13, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm17, %ymm17
+	vpxorq	%ymm14, %ymm17, %ymm17
+	vpxorq	(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, (%rsi)
 	addq	$2, %rax
 	adcq	$0, %r8
 	addq	$32, %rdx
@@ -10812,135 +9407,135 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top256
 .Laesgen_gfni256_face_none_xor_stream_unaligned1_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vinserti32x4	$1, %xmm20, %ymm20, %ymm20
-	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm20, %ymm20
-	vpxorq	%ymm0, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm1, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm2, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm3, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm4, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm5, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm6, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm7, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm8, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm9, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm10, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm11, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm12, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm21
-	vpshufb	%ymm17, %ymm20, %ymm22
-	vpxorq	%ymm22, %ymm21, %ymm21
-	vgf2p8mulb	%ymm19, %ymm21, %ymm20
-	vpshufb	%ymm18, %ymm21, %ymm21
-	vmovdqa64	%ymm20, %ymm20
-	vpternlogd	$150, %ymm21, %ymm22, %ymm20
-	vpxorq	%ymm13, %ymm20, %ymm20
-	vgf2p8affineinvqb	$99, %ymm15, %ymm20, %ymm20
-	vpshufb	%ymm16, %ymm20, %ymm20
-	vpxorq	%ymm14, %ymm20, %ymm20
-	vpxorq	(%rdx), %ymm20, %ymm20
-	vmovdqu64	%ymm20, (%rsi)
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vinserti32x4	$1, %xmm17, %ymm17, %ymm17
+	vpaddb	.Laesgen_gfni256_face_none_xor_stream_lanes256_plus0(%rip), %ymm17, %ymm17
+	vpxorq	%ymm0, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm1, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm2, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm3, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm4, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm5, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm6, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm7, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm8, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm9, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm10, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm11, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm12, %ymm17, %ymm17
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256(%rip), %ymm18
+	vmovdqu64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256(%rip), %ymm19
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm20
+	vpshufb	%ymm18, %ymm20, %ymm18
+	vpxorq	%ymm18, %ymm20, %ymm20
+	vgf2p8mulb	%ymm16, %ymm20, %ymm17
+	vpshufb	%ymm19, %ymm20, %ymm19
+	vpternlogd	$150, %ymm19, %ymm18, %ymm17
+	vpxorq	%ymm13, %ymm17, %ymm17
+	vgf2p8affineinvqb	$99, %ymm15, %ymm17, %ymm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256(%rip), %ymm17, %ymm17
+	vpxorq	%ymm14, %ymm17, %ymm17
+	vpxorq	(%rdx), %ymm17, %ymm17
+	vmovdqu64	%ymm17, (%rsi)
 	addq	$2, %rax
 	adcq	$0, %r8
 	addq	$32, %rdx
@@ -10948,136 +9543,136 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$32, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top256
 .Laesgen_gfni256_face_none_xor_stream_single256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vmovdqa64	%xmm20, %xmm20
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vmovdqa64	%xmm17, %xmm17
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm11, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm12, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm13, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm17, %xmm17
+	vpxorq	%xmm14, %xmm17, %xmm17
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni256_face_none_xor_stream_partial_3
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, (%rsi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	addq	$16, %rdx
@@ -11085,7 +9680,7 @@ aesgen_gfni256_face_none_xor_stream:
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni256_face_none_xor_stream_top256
 .Laesgen_gfni256_face_none_xor_stream_partial_3:
-	vmovdqa64	%xmm20, 272(%rdi)
+	vmovdqa64	%xmm17, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
@@ -11118,7 +9713,6 @@ aesgen_gfni256_face_none_xor_stream:
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vpxorq	%xmm27, %xmm27, %xmm27
 	vpxorq	%xmm28, %xmm28, %xmm28
-	vpxorq	%xmm29, %xmm29, %xmm29
 	vzeroall
 	ret
 	.size	aesgen_gfni256_face_none_xor_stream, .-aesgen_gfni256_face_none_xor_stream
@@ -11127,18 +9721,6 @@ aesgen_gfni256_face_none_xor_stream:
 .Laesgen_gfni256_face_none_xor_stream_gfni_sbox256:
 	.byte	0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1, 0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1
 	.byte	0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1, 0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1
-	.p2align	5
-.Laesgen_gfni256_face_none_xor_stream_gfni_sr256:
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
-	.p2align	5
-.Laesgen_gfni256_face_none_xor_stream_gfni_rot1sr256:
-	.byte	0x05, 0x0a, 0x0f, 0x00, 0x09, 0x0e, 0x03, 0x04, 0x0d, 0x02, 0x07, 0x08, 0x01, 0x06, 0x0b, 0x0c
-	.byte	0x05, 0x0a, 0x0f, 0x00, 0x09, 0x0e, 0x03, 0x04, 0x0d, 0x02, 0x07, 0x08, 0x01, 0x06, 0x0b, 0x0c
-	.p2align	5
-.Laesgen_gfni256_face_none_xor_stream_gfni_rot2256:
-	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
-	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.p2align	5
 .Laesgen_gfni256_face_none_xor_stream_gfni_two256:
 	.byte	0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02
@@ -11178,6 +9760,55 @@ aesgen_gfni256_face_none_xor_stream:
 .Laesgen_gfni256_face_none_xor_stream_lanes256_plus14:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0e
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0f
+	.p2align	5
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300256:
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.p2align	5
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405256:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	5
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704256:
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.p2align	5
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d256:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	5
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08256:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	5
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c256:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.p2align	5
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07256:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	4
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128:
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.p2align	4
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	4
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128:
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.p2align	4
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	4
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	4
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.p2align	4
+.Laesgen_gfni256_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
 # wipe(ctx): zero all 384 bytes of the context.

@@ -10,7 +10,7 @@
  *   Context: 384 bytes, 64-byte aligned (see aesgen_kernel in aesgen.h).
  *
  * Entry points (prototypes in aesgen.h):
- *   aesgen_gfni512_face_none_init   requires AVX, GFNI, AVX512F, AVX512VL
+ *   aesgen_gfni512_face_none_init   requires AVX, GFNI, AVX512F, AVX512BW, AVX512VL
  *   aesgen_gfni512_face_none_set_iv
  *   aesgen_gfni512_face_none_xor_stream   requires AVX, GFNI, AVX512F, AVX512BW, AVX512VL
  *   aesgen_gfni512_face_none_wipe   requires AVX, AVX512F, AVX512VL
@@ -19,7 +19,7 @@
 
 # init(ctx, key, key_len, iv): expand the key, reset FACE state, set the IV.
 # Returns 0, or -1 for a key length not built in.
-# Requires: AVX, GFNI, AVX512F, AVX512VL
+# Requires: AVX, GFNI, AVX512F, AVX512BW, AVX512VL
 	.text
 	.globl	aesgen_gfni512_face_none_init
 	.type	aesgen_gfni512_face_none_init, @function
@@ -228,6 +228,27 @@ aesgen_gfni512_face_none_init:
 	movl	168(%rdi), %eax
 	xorl	156(%rdi), %eax
 	movl	%eax, 172(%rdi)
+	vmovdqa64	16(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 16(%rdi)
+	vmovdqa64	32(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 32(%rdi)
+	vmovdqa64	48(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 48(%rdi)
+	vmovdqa64	80(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 80(%rdi)
+	vmovdqa64	96(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 96(%rdi)
+	vmovdqa64	112(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 112(%rdi)
+	vmovdqa64	144(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 144(%rdi)
 	movl	$128, 240(%rdi)
 	jmp	.Laesgen_gfni512_face_none_init_common
 .Laesgen_gfni512_face_none_init_key192:
@@ -421,6 +442,33 @@ aesgen_gfni512_face_none_init:
 	movl	200(%rdi), %eax
 	xorl	180(%rdi), %eax
 	movl	%eax, 204(%rdi)
+	vmovdqa64	16(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 16(%rdi)
+	vmovdqa64	32(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 32(%rdi)
+	vmovdqa64	48(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 48(%rdi)
+	vmovdqa64	80(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 80(%rdi)
+	vmovdqa64	96(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 96(%rdi)
+	vmovdqa64	112(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 112(%rdi)
+	vmovdqa64	144(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 144(%rdi)
+	vmovdqa64	160(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 160(%rdi)
+	vmovdqa64	176(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 176(%rdi)
 	movl	$192, 240(%rdi)
 	jmp	.Laesgen_gfni512_face_none_init_common
 .Laesgen_gfni512_face_none_init_key256:
@@ -649,6 +697,36 @@ aesgen_gfni512_face_none_init:
 	movl	232(%rdi), %eax
 	xorl	204(%rdi), %eax
 	movl	%eax, 236(%rdi)
+	vmovdqa64	16(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 16(%rdi)
+	vmovdqa64	32(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 32(%rdi)
+	vmovdqa64	48(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 48(%rdi)
+	vmovdqa64	80(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 80(%rdi)
+	vmovdqa64	96(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 96(%rdi)
+	vmovdqa64	112(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 112(%rdi)
+	vmovdqa64	144(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 144(%rdi)
+	vmovdqa64	160(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 160(%rdi)
+	vmovdqa64	176(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 176(%rdi)
+	vmovdqa64	208(%rdi), %xmm0
+	vpshufb	.Laesgen_gfni512_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128(%rip), %xmm0, %xmm0
+	vmovdqa64	%xmm0, 208(%rdi)
 	movl	$256, 240(%rdi)
 	jmp	.Laesgen_gfni512_face_none_init_common
 .Laesgen_gfni512_face_none_init_common:
@@ -670,6 +748,15 @@ aesgen_gfni512_face_none_init:
 	.p2align	4
 .Laesgen_gfni512_face_none_init_gfni_sbox128:
 	.byte	0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1, 0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1
+	.p2align	4
+.Laesgen_gfni512_face_none_init_gfni_map_000d0a0704010e0b0805020f0c090603128:
+	.byte	0x00, 0x0d, 0x0a, 0x07, 0x04, 0x01, 0x0e, 0x0b, 0x08, 0x05, 0x02, 0x0f, 0x0c, 0x09, 0x06, 0x03
+	.p2align	4
+.Laesgen_gfni512_face_none_init_gfni_map_0009020b040d060f08010a030c050e07128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	4
+.Laesgen_gfni512_face_none_init_gfni_map_00050a0f04090e03080d02070c01060b128:
+	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
 
 
 # set_iv(ctx, iv): restart the stream at iv under the same key.
@@ -748,10 +835,7 @@ aesgen_gfni512_face_none_xor_stream:
 	vbroadcasti32x4	144(%rdi), %zmm9
 	vbroadcasti32x4	160(%rdi), %zmm10
 	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_sbox512(%rip), %zmm11
-	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_sr512(%rip), %zmm12
-	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_rot1sr512(%rip), %zmm13
-	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_rot2512(%rip), %zmm14
-	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_two512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_two512(%rip), %zmm12
 .Laesgen_gfni512_face_none_xor_stream_top128:
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni512_face_none_xor_stream_end128
@@ -764,708 +848,582 @@ aesgen_gfni512_face_none_xor_stream:
 	testq	$31, %r9
 	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned8_128
 .Laesgen_gfni512_face_none_xor_stream_fast8_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm16, %zmm23
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm23, %zmm16
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm23, %zmm17
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm23, %zmm18
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm23, %zmm19
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm23, %zmm20
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm23, %zmm21
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm23, %zmm22
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm20
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm13
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm20, %zmm14
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm20, %zmm15
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm20, %zmm16
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm20, %zmm17
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm20, %zmm18
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm20, %zmm19
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm20, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm1, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm1, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm1, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm1, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm1, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm2, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm2, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm2, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm2, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm2, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm2, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm3, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm3, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm3, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm4, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm4, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm4, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm5, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm5, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm5, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm6, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm6, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm6, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm7, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm7, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm7, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm7, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm7, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm8, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm8, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm8, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm8, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm9, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm9, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm9, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm15
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm16, %zmm16
 	vpxorq	%zmm10, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm10, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm18, %zmm18
 	vpxorq	%zmm10, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm10, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm22
-	vpxorq	%zmm10, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm23
-	vpxorq	%zmm10, %zmm23, %zmm23
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
-	vpxorq	64(%rdx), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 64(%rsi)
-	vpxorq	128(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 128(%rsi)
-	vpxorq	192(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 192(%rsi)
-	vpxorq	256(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 256(%rsi)
-	vpxorq	320(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 320(%rsi)
-	vpxorq	384(%rdx), %zmm22, %zmm22
-	vmovdqu64	%zmm22, 384(%rsi)
-	vpxorq	448(%rdx), %zmm23, %zmm23
-	vmovdqu64	%zmm23, 448(%rsi)
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
+	vpxorq	256(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rsi)
+	vpxorq	320(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rsi)
+	vpxorq	384(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rsi)
+	vpxorq	448(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rsi)
 	addq	$32, %rax
 	adcq	$0, %r8
 	addq	$512, %rdx
@@ -1473,715 +1431,589 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top128
 .Laesgen_gfni512_face_none_xor_stream_unaligned8_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vshufi32x4	$0, %zmm16, %zmm16, %zmm23
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm23, %zmm16
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm23, %zmm17
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm23, %zmm18
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm23, %zmm19
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm23, %zmm20
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm23, %zmm21
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm23, %zmm22
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm23, %zmm23
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm20
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm13
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm20, %zmm14
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm20, %zmm15
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm20, %zmm16
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm20, %zmm17
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm20, %zmm18
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm20, %zmm19
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm15, %zmm15
 	vpxorq	%zmm0, %zmm16, %zmm16
 	vpxorq	%zmm0, %zmm17, %zmm17
 	vpxorq	%zmm0, %zmm18, %zmm18
 	vpxorq	%zmm0, %zmm19, %zmm19
 	vpxorq	%zmm0, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vpxorq	%zmm0, %zmm22, %zmm22
-	vpxorq	%zmm0, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm1, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm1, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm1, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm1, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm1, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm2, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm2, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm2, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm2, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm2, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm2, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm3, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm3, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm3, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm4, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm4, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm4, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm5, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm5, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm5, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm6, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm6, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm6, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm7, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm7, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm7, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm7, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm7, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm8, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm8, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm8, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm8, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm24
-	vpshufb	%zmm13, %zmm16, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm16
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm24, %zmm25, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm13
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm14
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm15
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm15
+	vpxorq	%zmm9, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm16
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm16
 	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm24
-	vpshufb	%zmm13, %zmm17, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm17
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm24, %zmm25, %zmm17
+	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
 	vpxorq	%zmm9, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm24
-	vpshufb	%zmm13, %zmm18, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm18
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm24, %zmm25, %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
 	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm24
-	vpshufb	%zmm13, %zmm19, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm19
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm24, %zmm25, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
 	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm24
-	vpshufb	%zmm13, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm20
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm12, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm24
-	vpshufb	%zmm13, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm21
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm24
-	vpshufb	%zmm13, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm22
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm9, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm24
-	vpshufb	%zmm13, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm15, %zmm24, %zmm23
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm9, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm15
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm16, %zmm16
 	vpxorq	%zmm10, %zmm16, %zmm16
 	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
 	vpxorq	%zmm10, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm18, %zmm18
 	vpxorq	%zmm10, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm19, %zmm19
 	vpxorq	%zmm10, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, %zmm11, %zmm20, %zmm20
-	vpshufb	%zmm12, %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm11, %zmm21, %zmm21
-	vpshufb	%zmm12, %zmm21, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm11, %zmm22, %zmm22
-	vpshufb	%zmm12, %zmm22, %zmm22
-	vpxorq	%zmm10, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm11, %zmm23, %zmm23
-	vpshufb	%zmm12, %zmm23, %zmm23
-	vpxorq	%zmm10, %zmm23, %zmm23
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
-	vpxorq	64(%rdx), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 64(%rsi)
-	vpxorq	128(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 128(%rsi)
-	vpxorq	192(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 192(%rsi)
-	vpxorq	256(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 256(%rsi)
-	vpxorq	320(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 320(%rsi)
-	vpxorq	384(%rdx), %zmm22, %zmm22
-	vmovdqu64	%zmm22, 384(%rsi)
-	vpxorq	448(%rdx), %zmm23, %zmm23
-	vmovdqu64	%zmm23, 448(%rsi)
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
+	vpxorq	256(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 256(%rsi)
+	vpxorq	320(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 320(%rsi)
+	vpxorq	384(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 384(%rsi)
+	vpxorq	448(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 448(%rsi)
 	addq	$32, %rax
 	adcq	$0, %r8
 	addq	$512, %rdx
@@ -2196,360 +2028,306 @@ aesgen_gfni512_face_none_xor_stream:
 	testq	$15, %r9
 	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned4_128
 .Laesgen_gfni512_face_none_xor_stream_fast4_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm16, %zmm19
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm16
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm17
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm19, %zmm18
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm16
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm13
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm14
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm16, %zmm15
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm1, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm1, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm1, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm2, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm2, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm2, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm3, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm4, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm5, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm6, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm7, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm7, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm7, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm8, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm8, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm9, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm9, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm15
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm16, %zmm16
 	vpxorq	%zmm10, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm17
-	vpxorq	%zmm10, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm19
-	vpxorq	%zmm10, %zmm19, %zmm19
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
-	vpxorq	64(%rdx), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 64(%rsi)
-	vpxorq	128(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 128(%rsi)
-	vpxorq	192(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 192(%rsi)
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -2557,363 +2335,309 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top128
 .Laesgen_gfni512_face_none_xor_stream_unaligned4_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vshufi32x4	$0, %zmm16, %zmm16, %zmm19
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm16
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm17
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm19, %zmm18
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm19, %zmm19
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm16
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm13
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm14
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm16, %zmm15
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm15, %zmm15
 	vpxorq	%zmm0, %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm1, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm1, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm1, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm2, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm2, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm2, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm3, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm4, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm5, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm6, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm7, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm7, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm7, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm8, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm8, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm20
-	vpshufb	%zmm13, %zmm16, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm16
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm20, %zmm21, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm13
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm14
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm9, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm12, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
 	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm20
-	vpshufb	%zmm13, %zmm17, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm17
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm20, %zmm21, %zmm17
-	vpxorq	%zmm9, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm20
-	vpshufb	%zmm13, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm18
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm20
-	vpshufb	%zmm13, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm15, %zmm20, %zmm19
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm15, %zmm15
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm15, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
 	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm16, %zmm16
 	vpxorq	%zmm10, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm17
-	vpxorq	%zmm10, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm18, %zmm18
-	vpshufb	%zmm12, %zmm18, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm11, %zmm19, %zmm19
-	vpshufb	%zmm12, %zmm19, %zmm19
-	vpxorq	%zmm10, %zmm19, %zmm19
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
-	vpxorq	64(%rdx), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 64(%rsi)
-	vpxorq	128(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, 128(%rsi)
-	vpxorq	192(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 192(%rsi)
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
+	vpxorq	128(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, 128(%rsi)
+	vpxorq	192(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 192(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -2928,186 +2652,168 @@ aesgen_gfni512_face_none_xor_stream:
 	testq	$7, %r9
 	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned2_128
 .Laesgen_gfni512_face_none_xor_stream_fast2_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm16, %zmm17
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm17, %zmm16
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm1, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm1, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm2, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm2, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm3, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm4, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm5, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm6, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm7, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm8, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm9, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
-	vpxorq	%zmm10, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm17
-	vpxorq	%zmm10, %zmm17, %zmm17
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
-	vpxorq	64(%rdx), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 64(%rsi)
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm14
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm13
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm7, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm7, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm8, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -3115,187 +2821,169 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top128
 .Laesgen_gfni512_face_none_xor_stream_unaligned2_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vshufi32x4	$0, %zmm16, %zmm16, %zmm17
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm17, %zmm16
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm17, %zmm17
-	vpxorq	%zmm0, %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm1, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm1, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm2, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm2, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm3, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm4, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm5, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm6, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm7, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm8, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm18
-	vpshufb	%zmm13, %zmm16, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm16
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm18, %zmm19, %zmm16
-	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm18
-	vpshufb	%zmm13, %zmm17, %zmm19
-	vpxorq	%zmm19, %zmm18, %zmm18
-	vgf2p8mulb	%zmm15, %zmm18, %zmm17
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vmovdqa64	%zmm17, %zmm17
-	vpternlogd	$150, %zmm18, %zmm19, %zmm17
-	vpxorq	%zmm9, %zmm17, %zmm17
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
-	vpxorq	%zmm10, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm17, %zmm17
-	vpshufb	%zmm12, %zmm17, %zmm17
-	vpxorq	%zmm10, %zmm17, %zmm17
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
-	vpxorq	64(%rdx), %zmm17, %zmm17
-	vmovdqu64	%zmm17, 64(%rsi)
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm14
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm14, %zmm13
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm14, %zmm14
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm1, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm2, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm3, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm4, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm5, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm6, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm7, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm7, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm8, %zmm14, %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm16
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm18
+	vpxorq	%zmm18, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm13
+	vpshufb	%zmm16, %zmm17, %zmm17
+	vpternlogd	$150, %zmm17, %zmm18, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm17
+	vpshufb	%zmm15, %zmm17, %zmm15
+	vpxorq	%zmm15, %zmm17, %zmm17
+	vgf2p8mulb	%zmm12, %zmm17, %zmm14
+	vpshufb	%zmm16, %zmm17, %zmm16
+	vpternlogd	$150, %zmm16, %zmm15, %zmm14
+	vpxorq	%zmm9, %zmm14, %zmm14
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm14, %zmm14
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm14, %zmm14
+	vpxorq	%zmm10, %zmm14, %zmm14
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
+	vpxorq	64(%rdx), %zmm14, %zmm14
+	vmovdqu64	%zmm14, 64(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -3310,99 +2998,99 @@ aesgen_gfni512_face_none_xor_stream:
 	testq	$3, %r9
 	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned1_128
 .Laesgen_gfni512_face_none_xor_stream_fast1_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm16, %zmm16
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm1, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm2, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
-	vpxorq	%zmm10, %zmm16, %zmm16
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm7, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -3410,99 +3098,99 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top128
 .Laesgen_gfni512_face_none_xor_stream_unaligned1_128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vshufi32x4	$0, %zmm16, %zmm16, %zmm16
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm16
-	vpxorq	%zmm0, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm1, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm2, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm3, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm4, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm5, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm6, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm7, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm8, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm17
-	vpshufb	%zmm13, %zmm16, %zmm18
-	vpxorq	%zmm18, %zmm17, %zmm17
-	vgf2p8mulb	%zmm15, %zmm17, %zmm16
-	vpshufb	%zmm14, %zmm17, %zmm17
-	vmovdqa64	%zmm16, %zmm16
-	vpternlogd	$150, %zmm17, %zmm18, %zmm16
-	vpxorq	%zmm9, %zmm16, %zmm16
-	vgf2p8affineinvqb	$99, %zmm11, %zmm16, %zmm16
-	vpshufb	%zmm12, %zmm16, %zmm16
-	vpxorq	%zmm10, %zmm16, %zmm16
-	vpxorq	(%rdx), %zmm16, %zmm16
-	vmovdqu64	%zmm16, (%rsi)
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vshufi32x4	$0, %zmm13, %zmm13, %zmm13
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm13, %zmm13
+	vpxorq	%zmm0, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm1, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm2, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm3, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm4, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm5, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm6, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm7, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm8, %zmm13, %zmm13
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm14
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm15
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm16
+	vpshufb	%zmm14, %zmm16, %zmm14
+	vpxorq	%zmm14, %zmm16, %zmm16
+	vgf2p8mulb	%zmm12, %zmm16, %zmm13
+	vpshufb	%zmm15, %zmm16, %zmm15
+	vpternlogd	$150, %zmm15, %zmm14, %zmm13
+	vpxorq	%zmm9, %zmm13, %zmm13
+	vgf2p8affineinvqb	$99, %zmm11, %zmm13, %zmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm13, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpxorq	(%rdx), %zmm13, %zmm13
+	vmovdqu64	%zmm13, (%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -3510,100 +3198,100 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top128
 .Laesgen_gfni512_face_none_xor_stream_single128:
-	vmovq	%rax, %xmm16
-	vmovq	%r8, %xmm17
-	vpunpcklqdq	%xmm17, %xmm16, %xmm16
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm16, %xmm16
-	vmovdqa64	%xmm16, %xmm16
-	vpxorq	%xmm0, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm1, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm2, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm3, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm4, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm5, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm6, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm7, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm8, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm17
-	vpshufb	%xmm13, %xmm16, %xmm18
-	vpxorq	%xmm18, %xmm17, %xmm17
-	vgf2p8mulb	%xmm15, %xmm17, %xmm16
-	vpshufb	%xmm14, %xmm17, %xmm17
-	vmovdqa64	%xmm16, %xmm16
-	vpternlogd	$150, %xmm17, %xmm18, %xmm16
-	vpxorq	%xmm9, %xmm16, %xmm16
-	vgf2p8affineinvqb	$99, %xmm11, %xmm16, %xmm16
-	vpshufb	%xmm12, %xmm16, %xmm16
-	vpxorq	%xmm10, %xmm16, %xmm16
+	vmovq	%rax, %xmm13
+	vmovq	%r8, %xmm14
+	vpunpcklqdq	%xmm14, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm13, %xmm13
+	vmovdqa64	%xmm13, %xmm13
+	vpxorq	%xmm0, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm1, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm3, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm4, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm5, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm6, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm7, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm8, %xmm13, %xmm13
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm14
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm15
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm16
+	vpshufb	%xmm14, %xmm16, %xmm14
+	vpxorq	%xmm14, %xmm16, %xmm16
+	vgf2p8mulb	%xmm12, %xmm16, %xmm13
+	vpshufb	%xmm15, %xmm16, %xmm15
+	vpternlogd	$150, %xmm15, %xmm14, %xmm13
+	vpxorq	%xmm9, %xmm13, %xmm13
+	vgf2p8affineinvqb	$99, %xmm11, %xmm13, %xmm13
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm13, %xmm13
+	vpxorq	%xmm10, %xmm13, %xmm13
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni512_face_none_xor_stream_partial
-	vpxorq	(%rdx), %xmm16, %xmm16
-	vmovdqu64	%xmm16, (%rsi)
+	vpxorq	(%rdx), %xmm13, %xmm13
+	vmovdqu64	%xmm13, (%rsi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	addq	$16, %rdx
@@ -3611,7 +3299,7 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top128
 .Laesgen_gfni512_face_none_xor_stream_partial:
-	vmovdqa64	%xmm16, 272(%rdi)
+	vmovdqa64	%xmm13, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
@@ -3647,10 +3335,7 @@ aesgen_gfni512_face_none_xor_stream:
 	vbroadcasti32x4	176(%rdi), %zmm11
 	vbroadcasti32x4	192(%rdi), %zmm12
 	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_sbox512(%rip), %zmm13
-	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_sr512(%rip), %zmm14
-	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_rot1sr512(%rip), %zmm15
-	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_rot2512(%rip), %zmm16
-	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_two512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_two512(%rip), %zmm14
 .Laesgen_gfni512_face_none_xor_stream_top192:
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni512_face_none_xor_stream_end192
@@ -3663,852 +3348,690 @@ aesgen_gfni512_face_none_xor_stream:
 	testq	$31, %r9
 	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned8_192
 .Laesgen_gfni512_face_none_xor_stream_fast8_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm18, %zmm25
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm25, %zmm18
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm25, %zmm19
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm25, %zmm20
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm25, %zmm21
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm25, %zmm22
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm25, %zmm23
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm25, %zmm24
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm22
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm22, %zmm15
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm22, %zmm16
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm22, %zmm17
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm22, %zmm18
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm22, %zmm19
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm22, %zmm20
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm22, %zmm21
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm22, %zmm22
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm1, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm1, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm1, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm1, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm1, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm2, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm2, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm2, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm2, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm2, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm2, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm3, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm3, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm3, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm3, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm4, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm4, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm4, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm4, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm5, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm5, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm5, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm5, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm6, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm6, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm6, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm6, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm7, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm7, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm7, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm7, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm8, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm8, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm8, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm8, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm9, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm9, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm9, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm9, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm9, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm10, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm10, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm10, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm10, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm10, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm11, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm11, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm11, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm11, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm11, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm11, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm11, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm15
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm16
+	vpxorq	%zmm12, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
 	vpxorq	%zmm12, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm19
 	vpxorq	%zmm12, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm20
 	vpxorq	%zmm12, %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm21
 	vpxorq	%zmm12, %zmm21, %zmm21
 	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm22
 	vpxorq	%zmm12, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm23
-	vpxorq	%zmm12, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vpxorq	%zmm12, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
-	vpxorq	64(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 64(%rsi)
-	vpxorq	128(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 128(%rsi)
-	vpxorq	192(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 192(%rsi)
-	vpxorq	256(%rdx), %zmm22, %zmm22
-	vmovdqu64	%zmm22, 256(%rsi)
-	vpxorq	320(%rdx), %zmm23, %zmm23
-	vmovdqu64	%zmm23, 320(%rsi)
-	vpxorq	384(%rdx), %zmm24, %zmm24
-	vmovdqu64	%zmm24, 384(%rsi)
-	vpxorq	448(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 448(%rsi)
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
+	vpxorq	256(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 256(%rsi)
+	vpxorq	320(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 320(%rsi)
+	vpxorq	384(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 384(%rsi)
+	vpxorq	448(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 448(%rsi)
 	addq	$32, %rax
 	adcq	$0, %r8
 	addq	$512, %rdx
@@ -4516,859 +4039,697 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top192
 .Laesgen_gfni512_face_none_xor_stream_unaligned8_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vshufi32x4	$0, %zmm18, %zmm18, %zmm25
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm25, %zmm18
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm25, %zmm19
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm25, %zmm20
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm25, %zmm21
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm25, %zmm22
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm25, %zmm23
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm25, %zmm24
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm25, %zmm25
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm22
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm22, %zmm15
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm22, %zmm16
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm22, %zmm17
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm22, %zmm18
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm22, %zmm19
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm22, %zmm20
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm22, %zmm21
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm22, %zmm22
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
 	vpxorq	%zmm0, %zmm18, %zmm18
 	vpxorq	%zmm0, %zmm19, %zmm19
 	vpxorq	%zmm0, %zmm20, %zmm20
 	vpxorq	%zmm0, %zmm21, %zmm21
 	vpxorq	%zmm0, %zmm22, %zmm22
-	vpxorq	%zmm0, %zmm23, %zmm23
-	vpxorq	%zmm0, %zmm24, %zmm24
-	vpxorq	%zmm0, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm1, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm1, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm1, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm1, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm1, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm2, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm2, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm2, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm2, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm2, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm2, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm3, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm3, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm3, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm3, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm4, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm4, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm4, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm4, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm5, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm5, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm5, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm5, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm6, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm6, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm6, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm6, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm7, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm7, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm7, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm7, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm8, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm8, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm8, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm8, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm9, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm9, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm9, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm9, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm9, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm10, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm10, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm10, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm10, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm10, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm26
-	vpshufb	%zmm15, %zmm18, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm18
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm26, %zmm27, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm23
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm24
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm15
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm16
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm16
+	vpxorq	%zmm11, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm17
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm17
+	vpxorq	%zmm11, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm18
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm18
 	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm26
-	vpshufb	%zmm15, %zmm19, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm19
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm26, %zmm27, %zmm19
+	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm19
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm19
 	vpxorq	%zmm11, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm26
-	vpshufb	%zmm15, %zmm20, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm20
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm26, %zmm27, %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm20
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm20
 	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm26
-	vpshufb	%zmm15, %zmm21, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm21
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm26, %zmm27, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm26
+	vpxorq	%zmm26, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm21
+	vpshufb	%zmm24, %zmm25, %zmm25
+	vpternlogd	$150, %zmm25, %zmm26, %zmm21
 	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm26
-	vpshufb	%zmm15, %zmm22, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm22
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm26, %zmm27, %zmm22
+	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm25
+	vpshufb	%zmm23, %zmm25, %zmm23
+	vpxorq	%zmm23, %zmm25, %zmm25
+	vgf2p8mulb	%zmm14, %zmm25, %zmm22
+	vpshufb	%zmm24, %zmm25, %zmm24
+	vpternlogd	$150, %zmm24, %zmm23, %zmm22
 	vpxorq	%zmm11, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm26
-	vpshufb	%zmm15, %zmm23, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm23
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm26, %zmm27, %zmm23
-	vpxorq	%zmm11, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm26
-	vpshufb	%zmm15, %zmm24, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm24
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm26, %zmm27, %zmm24
-	vpxorq	%zmm11, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm26
-	vpshufb	%zmm15, %zmm25, %zmm27
-	vpxorq	%zmm27, %zmm26, %zmm26
-	vgf2p8mulb	%zmm17, %zmm26, %zmm25
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm26, %zmm27, %zmm25
-	vpxorq	%zmm11, %zmm25, %zmm25
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm15
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm16
+	vpxorq	%zmm12, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
 	vpxorq	%zmm12, %zmm18, %zmm18
 	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm19
 	vpxorq	%zmm12, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm20
 	vpxorq	%zmm12, %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm21
 	vpxorq	%zmm12, %zmm21, %zmm21
 	vgf2p8affineinvqb	$99, %zmm13, %zmm22, %zmm22
-	vpshufb	%zmm14, %zmm22, %zmm22
 	vpxorq	%zmm12, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm13, %zmm23, %zmm23
-	vpshufb	%zmm14, %zmm23, %zmm23
-	vpxorq	%zmm12, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm13, %zmm24, %zmm24
-	vpshufb	%zmm14, %zmm24, %zmm24
-	vpxorq	%zmm12, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm13, %zmm25, %zmm25
-	vpshufb	%zmm14, %zmm25, %zmm25
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
-	vpxorq	64(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 64(%rsi)
-	vpxorq	128(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 128(%rsi)
-	vpxorq	192(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 192(%rsi)
-	vpxorq	256(%rdx), %zmm22, %zmm22
-	vmovdqu64	%zmm22, 256(%rsi)
-	vpxorq	320(%rdx), %zmm23, %zmm23
-	vmovdqu64	%zmm23, 320(%rsi)
-	vpxorq	384(%rdx), %zmm24, %zmm24
-	vmovdqu64	%zmm24, 384(%rsi)
-	vpxorq	448(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 448(%rsi)
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
+	vpxorq	256(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 256(%rsi)
+	vpxorq	320(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 320(%rsi)
+	vpxorq	384(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 384(%rsi)
+	vpxorq	448(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 448(%rsi)
 	addq	$32, %rax
 	adcq	$0, %r8
 	addq	$512, %rdx
@@ -5383,432 +4744,362 @@ aesgen_gfni512_face_none_xor_stream:
 	testq	$15, %r9
 	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned4_192
 .Laesgen_gfni512_face_none_xor_stream_fast4_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm18, %zmm21
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm18
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm19
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm21, %zmm20
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm18
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm15
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm16
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm18, %zmm17
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm1, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm2, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm2, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm9, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm10, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm11, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm11, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm11, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm15
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm16
+	vpxorq	%zmm12, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
 	vpxorq	%zmm12, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm19
-	vpxorq	%zmm12, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm21
-	vpxorq	%zmm12, %zmm21, %zmm21
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
-	vpxorq	64(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 64(%rsi)
-	vpxorq	128(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 128(%rsi)
-	vpxorq	192(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 192(%rsi)
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -5816,435 +5107,365 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top192
 .Laesgen_gfni512_face_none_xor_stream_unaligned4_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vshufi32x4	$0, %zmm18, %zmm18, %zmm21
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm18
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm19
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm21, %zmm20
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm21, %zmm21
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm18
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm15
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm16
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm18, %zmm17
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm17, %zmm17
 	vpxorq	%zmm0, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm19, %zmm19
-	vpxorq	%zmm0, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm1, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm2, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm2, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm9, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm10, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm22
-	vpshufb	%zmm15, %zmm18, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm18
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm22, %zmm23, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm15
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm16
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm16
+	vpxorq	%zmm11, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm11, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm14, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
 	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm22
-	vpshufb	%zmm15, %zmm19, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm19
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm22, %zmm23, %zmm19
-	vpxorq	%zmm11, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm22
-	vpshufb	%zmm15, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm20
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm22
-	vpshufb	%zmm15, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm17, %zmm22, %zmm21
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm11, %zmm21, %zmm21
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm15
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm16
+	vpxorq	%zmm12, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm17, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
 	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
 	vpxorq	%zmm12, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm19
-	vpxorq	%zmm12, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm20, %zmm20
-	vpshufb	%zmm14, %zmm20, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm13, %zmm21, %zmm21
-	vpshufb	%zmm14, %zmm21, %zmm21
-	vpxorq	%zmm12, %zmm21, %zmm21
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
-	vpxorq	64(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 64(%rsi)
-	vpxorq	128(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, 128(%rsi)
-	vpxorq	192(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 192(%rsi)
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
+	vpxorq	128(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, 128(%rsi)
+	vpxorq	192(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 192(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -6259,222 +5480,198 @@ aesgen_gfni512_face_none_xor_stream:
 	testq	$7, %r9
 	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned2_192
 .Laesgen_gfni512_face_none_xor_stream_fast2_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm18, %zmm19
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm18
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm1, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm2, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm10, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm11, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vpxorq	%zmm12, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm19
-	vpxorq	%zmm12, %zmm19, %zmm19
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
-	vpxorq	64(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 64(%rsi)
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm16
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm15
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm9, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm11, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm15
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm16
+	vpxorq	%zmm12, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -6482,223 +5679,199 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top192
 .Laesgen_gfni512_face_none_xor_stream_unaligned2_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vshufi32x4	$0, %zmm18, %zmm18, %zmm19
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm19, %zmm18
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm19, %zmm19
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm1, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm2, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm3, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm4, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm5, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm6, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm7, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm8, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm9, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm10, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm20
-	vpshufb	%zmm15, %zmm18, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm18
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm20, %zmm21, %zmm18
-	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm20
-	vpshufb	%zmm15, %zmm19, %zmm21
-	vpxorq	%zmm21, %zmm20, %zmm20
-	vgf2p8mulb	%zmm17, %zmm20, %zmm19
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vmovdqa64	%zmm19, %zmm19
-	vpternlogd	$150, %zmm20, %zmm21, %zmm19
-	vpxorq	%zmm11, %zmm19, %zmm19
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vpxorq	%zmm12, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm19, %zmm19
-	vpshufb	%zmm14, %zmm19, %zmm19
-	vpxorq	%zmm12, %zmm19, %zmm19
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
-	vpxorq	64(%rdx), %zmm19, %zmm19
-	vmovdqu64	%zmm19, 64(%rsi)
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm16
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm16, %zmm15
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm16, %zmm16
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm1, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm2, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm3, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm4, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm5, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm6, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm7, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm8, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm9, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm9, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm10, %zmm16, %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm18
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm20
+	vpxorq	%zmm20, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm15
+	vpshufb	%zmm18, %zmm19, %zmm19
+	vpternlogd	$150, %zmm19, %zmm20, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm19
+	vpshufb	%zmm17, %zmm19, %zmm17
+	vpxorq	%zmm17, %zmm19, %zmm19
+	vgf2p8mulb	%zmm14, %zmm19, %zmm16
+	vpshufb	%zmm18, %zmm19, %zmm18
+	vpternlogd	$150, %zmm18, %zmm17, %zmm16
+	vpxorq	%zmm11, %zmm16, %zmm16
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm15
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm16, %zmm16
+	vpxorq	%zmm12, %zmm16, %zmm16
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
+	vpxorq	64(%rdx), %zmm16, %zmm16
+	vmovdqu64	%zmm16, 64(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -6713,117 +5886,116 @@ aesgen_gfni512_face_none_xor_stream:
 	testq	$3, %r9
 	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned1_192
 .Laesgen_gfni512_face_none_xor_stream_fast1_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vpxorq	%zmm12, %zmm18, %zmm18
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm9, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm15
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -6831,117 +6003,116 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top192
 .Laesgen_gfni512_face_none_xor_stream_unaligned1_192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vshufi32x4	$0, %zmm18, %zmm18, %zmm18
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm18
-	vpxorq	%zmm0, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm1, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm2, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm3, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm4, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm5, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm6, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm7, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm8, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm9, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm10, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm19
-	vpshufb	%zmm15, %zmm18, %zmm20
-	vpxorq	%zmm20, %zmm19, %zmm19
-	vgf2p8mulb	%zmm17, %zmm19, %zmm18
-	vpshufb	%zmm16, %zmm19, %zmm19
-	vmovdqa64	%zmm18, %zmm18
-	vpternlogd	$150, %zmm19, %zmm20, %zmm18
-	vpxorq	%zmm11, %zmm18, %zmm18
-	vgf2p8affineinvqb	$99, %zmm13, %zmm18, %zmm18
-	vpshufb	%zmm14, %zmm18, %zmm18
-	vpxorq	%zmm12, %zmm18, %zmm18
-	vpxorq	(%rdx), %zmm18, %zmm18
-	vmovdqu64	%zmm18, (%rsi)
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vshufi32x4	$0, %zmm15, %zmm15, %zmm15
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm15, %zmm15
+	vpxorq	%zmm0, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm1, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm2, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm3, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm4, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm5, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm6, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm7, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm8, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm9, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm10, %zmm15, %zmm15
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm16
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm17
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm18
+	vpshufb	%zmm16, %zmm18, %zmm16
+	vpxorq	%zmm16, %zmm18, %zmm18
+	vgf2p8mulb	%zmm14, %zmm18, %zmm15
+	vpshufb	%zmm17, %zmm18, %zmm17
+	vpternlogd	$150, %zmm17, %zmm16, %zmm15
+	vpxorq	%zmm11, %zmm15, %zmm15
+	vgf2p8affineinvqb	$99, %zmm13, %zmm15, %zmm15
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vpxorq	(%rdx), %zmm15, %zmm15
+	vmovdqu64	%zmm15, (%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -6949,118 +6120,117 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top192
 .Laesgen_gfni512_face_none_xor_stream_single192:
-	vmovq	%rax, %xmm18
-	vmovq	%r8, %xmm19
-	vpunpcklqdq	%xmm19, %xmm18, %xmm18
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm18, %xmm18
-	vmovdqa64	%xmm18, %xmm18
-	vpxorq	%xmm0, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm1, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm2, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm3, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm4, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm5, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm6, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm7, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm8, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm9, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm10, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm19
-	vpshufb	%xmm15, %xmm18, %xmm20
-	vpxorq	%xmm20, %xmm19, %xmm19
-	vgf2p8mulb	%xmm17, %xmm19, %xmm18
-	vpshufb	%xmm16, %xmm19, %xmm19
-	vmovdqa64	%xmm18, %xmm18
-	vpternlogd	$150, %xmm19, %xmm20, %xmm18
-	vpxorq	%xmm11, %xmm18, %xmm18
-	vgf2p8affineinvqb	$99, %xmm13, %xmm18, %xmm18
-	vpshufb	%xmm14, %xmm18, %xmm18
-	vpxorq	%xmm12, %xmm18, %xmm18
+	vmovq	%rax, %xmm15
+	vmovq	%r8, %xmm16
+	vpunpcklqdq	%xmm16, %xmm15, %xmm15
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm15, %xmm15
+	vmovdqa64	%xmm15, %xmm15
+	vpxorq	%xmm0, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm1, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm2, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm3, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm4, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm5, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm6, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm7, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm8, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm9, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm10, %xmm15, %xmm15
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm16
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm17
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm18
+	vpshufb	%xmm16, %xmm18, %xmm16
+	vpxorq	%xmm16, %xmm18, %xmm18
+	vgf2p8mulb	%xmm14, %xmm18, %xmm15
+	vpshufb	%xmm17, %xmm18, %xmm17
+	vpternlogd	$150, %xmm17, %xmm16, %xmm15
+	vpxorq	%xmm11, %xmm15, %xmm15
+	vgf2p8affineinvqb	$99, %xmm13, %xmm15, %xmm15
+	vpxorq	%xmm12, %xmm15, %xmm15
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni512_face_none_xor_stream_partial_2
-	vpxorq	(%rdx), %xmm18, %xmm18
-	vmovdqu64	%xmm18, (%rsi)
+	vpxorq	(%rdx), %xmm15, %xmm15
+	vmovdqu64	%xmm15, (%rsi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	addq	$16, %rdx
@@ -7068,7 +6238,7 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top192
 .Laesgen_gfni512_face_none_xor_stream_partial_2:
-	vmovdqa64	%xmm18, 272(%rdi)
+	vmovdqa64	%xmm15, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
@@ -7106,10 +6276,7 @@ aesgen_gfni512_face_none_xor_stream:
 	vbroadcasti32x4	208(%rdi), %zmm13
 	vbroadcasti32x4	224(%rdi), %zmm14
 	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_sbox512(%rip), %zmm15
-	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_sr512(%rip), %zmm16
-	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_rot1sr512(%rip), %zmm17
-	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_rot2512(%rip), %zmm18
-	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_two512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_two512(%rip), %zmm16
 .Laesgen_gfni512_face_none_xor_stream_top256:
 	testq	%rcx, %rcx
 	je	.Laesgen_gfni512_face_none_xor_stream_end256
@@ -7122,996 +6289,814 @@ aesgen_gfni512_face_none_xor_stream:
 	testq	$31, %r9
 	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned8_256
 .Laesgen_gfni512_face_none_xor_stream_fast8_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm20, %zmm27
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm27, %zmm20
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm27, %zmm21
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm27, %zmm22
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm27, %zmm23
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm27, %zmm24
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm27, %zmm25
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm27, %zmm26
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vshufi32x4	$0, %zmm17, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm17, %zmm24
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm24, %zmm17
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm24, %zmm18
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm24, %zmm19
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm24, %zmm20
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm24, %zmm21
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm24, %zmm22
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm24, %zmm23
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm24, %zmm24
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm1, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm1, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm1, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm1, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm1, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm1, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm2, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm2, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm2, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm2, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm2, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm2, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm2, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm3, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm3, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm3, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm3, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm3, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm3, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm4, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm4, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm4, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm4, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm4, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm4, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm5, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm5, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm5, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm5, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm5, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm5, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm6, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm6, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm6, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm6, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm6, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm6, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm7, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm7, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm7, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm7, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm7, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm7, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm8, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm8, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm8, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm8, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm8, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm8, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm9, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm9, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm9, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm9, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm9, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm9, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm10, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm10, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm10, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm10, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm10, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm10, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm11, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm11, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm11, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm11, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm11, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm11, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm12, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm12, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm12, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm12, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm12, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm12, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm13, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm13, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm13, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm13, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm13, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm13, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm13, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm13, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm13, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm14, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm14, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm14, %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm21
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm21, %zmm21
 	vpxorq	%zmm14, %zmm21, %zmm21
 	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm22
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm22, %zmm22
 	vpxorq	%zmm14, %zmm22, %zmm22
 	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm23
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm23, %zmm23
 	vpxorq	%zmm14, %zmm23, %zmm23
 	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm24
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm14, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm25
-	vpxorq	%zmm14, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vpxorq	%zmm14, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm27
-	vpxorq	%zmm14, %zmm27, %zmm27
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
-	vpxorq	64(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 64(%rsi)
-	vpxorq	128(%rdx), %zmm22, %zmm22
-	vmovdqu64	%zmm22, 128(%rsi)
-	vpxorq	192(%rdx), %zmm23, %zmm23
-	vmovdqu64	%zmm23, 192(%rsi)
-	vpxorq	256(%rdx), %zmm24, %zmm24
-	vmovdqu64	%zmm24, 256(%rsi)
-	vpxorq	320(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 320(%rsi)
-	vpxorq	384(%rdx), %zmm26, %zmm26
-	vmovdqu64	%zmm26, 384(%rsi)
-	vpxorq	448(%rdx), %zmm27, %zmm27
-	vmovdqu64	%zmm27, 448(%rsi)
+	vpxorq	(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, (%rsi)
+	vpxorq	64(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 64(%rsi)
+	vpxorq	128(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 128(%rsi)
+	vpxorq	192(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 192(%rsi)
+	vpxorq	256(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 256(%rsi)
+	vpxorq	320(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 320(%rsi)
+	vpxorq	384(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 384(%rsi)
+	vpxorq	448(%rdx), %zmm24, %zmm24
+	vmovdqu64	%zmm24, 448(%rsi)
 	addq	$32, %rax
 	adcq	$0, %r8
 	addq	$512, %rdx
@@ -8119,1003 +7104,821 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$512, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top256
 .Laesgen_gfni512_face_none_xor_stream_unaligned8_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vshufi32x4	$0, %zmm20, %zmm20, %zmm27
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm27, %zmm20
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm27, %zmm21
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm27, %zmm22
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm27, %zmm23
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm27, %zmm24
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm27, %zmm25
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm27, %zmm26
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm27, %zmm27
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vshufi32x4	$0, %zmm17, %zmm17, %zmm24
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm24, %zmm17
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm24, %zmm18
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm24, %zmm19
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm24, %zmm20
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus16(%rip), %zmm24, %zmm21
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus20(%rip), %zmm24, %zmm22
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus24(%rip), %zmm24, %zmm23
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus28(%rip), %zmm24, %zmm24
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
 	vpxorq	%zmm0, %zmm20, %zmm20
 	vpxorq	%zmm0, %zmm21, %zmm21
 	vpxorq	%zmm0, %zmm22, %zmm22
 	vpxorq	%zmm0, %zmm23, %zmm23
 	vpxorq	%zmm0, %zmm24, %zmm24
-	vpxorq	%zmm0, %zmm25, %zmm25
-	vpxorq	%zmm0, %zmm26, %zmm26
-	vpxorq	%zmm0, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm1, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm1, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm1, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm1, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm1, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm1, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm2, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm2, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm2, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm2, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm2, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm2, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm2, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm3, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm3, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm3, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm3, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm3, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm3, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm4, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm4, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm4, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm4, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm4, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm4, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm5, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm5, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm5, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm5, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm5, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm5, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm6, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm6, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm6, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm6, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm6, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm6, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm7, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm7, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm7, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm7, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm7, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm7, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm8, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm8, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm8, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm8, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm8, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm8, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm9, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm9, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm9, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm9, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm9, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm9, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm10, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm10, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm10, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm10, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm10, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm10, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm11, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm11, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm11, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm11, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm11, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm11, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm11, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm12, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm12, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm12, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm12, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm12, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm12, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm12, %zmm27, %zmm27
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm28
-	vpshufb	%zmm17, %zmm20, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm20
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm28, %zmm29, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm25
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm26
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm17
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm18
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm18
+	vpxorq	%zmm13, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm19
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm19
+	vpxorq	%zmm13, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm20
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm20
 	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm28
-	vpshufb	%zmm17, %zmm21, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm21
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm28, %zmm29, %zmm21
+	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm21
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm21
 	vpxorq	%zmm13, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm28
-	vpshufb	%zmm17, %zmm22, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm22
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm28, %zmm29, %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm22
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm22
 	vpxorq	%zmm13, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm28
-	vpshufb	%zmm17, %zmm23, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm23
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm28, %zmm29, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm28
+	vpxorq	%zmm28, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm23
+	vpshufb	%zmm26, %zmm27, %zmm27
+	vpternlogd	$150, %zmm27, %zmm28, %zmm23
 	vpxorq	%zmm13, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm28
-	vpshufb	%zmm17, %zmm24, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm24
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm24, %zmm24
-	vpternlogd	$150, %zmm28, %zmm29, %zmm24
+	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm27
+	vpshufb	%zmm25, %zmm27, %zmm25
+	vpxorq	%zmm25, %zmm27, %zmm27
+	vgf2p8mulb	%zmm16, %zmm27, %zmm24
+	vpshufb	%zmm26, %zmm27, %zmm26
+	vpternlogd	$150, %zmm26, %zmm25, %zmm24
 	vpxorq	%zmm13, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm28
-	vpshufb	%zmm17, %zmm25, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm25
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm25, %zmm25
-	vpternlogd	$150, %zmm28, %zmm29, %zmm25
-	vpxorq	%zmm13, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm28
-	vpshufb	%zmm17, %zmm26, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm26
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm26, %zmm26
-	vpternlogd	$150, %zmm28, %zmm29, %zmm26
-	vpxorq	%zmm13, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm28
-	vpshufb	%zmm17, %zmm27, %zmm29
-	vpxorq	%zmm29, %zmm28, %zmm28
-	vgf2p8mulb	%zmm19, %zmm28, %zmm27
-	vpshufb	%zmm18, %zmm28, %zmm28
-	vmovdqa64	%zmm27, %zmm27
-	vpternlogd	$150, %zmm28, %zmm29, %zmm27
-	vpxorq	%zmm13, %zmm27, %zmm27
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm14, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm14, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm14, %zmm20, %zmm20
 	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm21
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm21, %zmm21
 	vpxorq	%zmm14, %zmm21, %zmm21
 	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm22
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm22, %zmm22
 	vpxorq	%zmm14, %zmm22, %zmm22
 	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm23
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm23, %zmm23
 	vpxorq	%zmm14, %zmm23, %zmm23
 	vgf2p8affineinvqb	$99, %zmm15, %zmm24, %zmm24
-	vpshufb	%zmm16, %zmm24, %zmm24
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm24, %zmm24
 	vpxorq	%zmm14, %zmm24, %zmm24
-	vgf2p8affineinvqb	$99, %zmm15, %zmm25, %zmm25
-	vpshufb	%zmm16, %zmm25, %zmm25
-	vpxorq	%zmm14, %zmm25, %zmm25
-	vgf2p8affineinvqb	$99, %zmm15, %zmm26, %zmm26
-	vpshufb	%zmm16, %zmm26, %zmm26
-	vpxorq	%zmm14, %zmm26, %zmm26
-	vgf2p8affineinvqb	$99, %zmm15, %zmm27, %zmm27
-	vpshufb	%zmm16, %zmm27, %zmm27
-	vpxorq	%zmm14, %zmm27, %zmm27
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
-	vpxorq	64(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 64(%rsi)
-	vpxorq	128(%rdx), %zmm22, %zmm22
-	vmovdqu64	%zmm22, 128(%rsi)
-	vpxorq	192(%rdx), %zmm23, %zmm23
-	vmovdqu64	%zmm23, 192(%rsi)
-	vpxorq	256(%rdx), %zmm24, %zmm24
-	vmovdqu64	%zmm24, 256(%rsi)
-	vpxorq	320(%rdx), %zmm25, %zmm25
-	vmovdqu64	%zmm25, 320(%rsi)
-	vpxorq	384(%rdx), %zmm26, %zmm26
-	vmovdqu64	%zmm26, 384(%rsi)
-	vpxorq	448(%rdx), %zmm27, %zmm27
-	vmovdqu64	%zmm27, 448(%rsi)
+	vpxorq	(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, (%rsi)
+	vpxorq	64(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 64(%rsi)
+	vpxorq	128(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 128(%rsi)
+	vpxorq	192(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 192(%rsi)
+	vpxorq	256(%rdx), %zmm21, %zmm21
+	vmovdqu64	%zmm21, 256(%rsi)
+	vpxorq	320(%rdx), %zmm22, %zmm22
+	vmovdqu64	%zmm22, 320(%rsi)
+	vpxorq	384(%rdx), %zmm23, %zmm23
+	vmovdqu64	%zmm23, 384(%rsi)
+	vpxorq	448(%rdx), %zmm24, %zmm24
+	vmovdqu64	%zmm24, 448(%rsi)
 	addq	$32, %rax
 	adcq	$0, %r8
 	addq	$512, %rdx
@@ -9130,504 +7933,426 @@ aesgen_gfni512_face_none_xor_stream:
 	testq	$15, %r9
 	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned4_256
 .Laesgen_gfni512_face_none_xor_stream_fast4_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm20, %zmm23
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm23, %zmm20
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm23, %zmm21
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm23, %zmm22
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vshufi32x4	$0, %zmm17, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm17, %zmm20
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm17
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm20, %zmm18
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm20, %zmm19
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm20, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm1, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm1, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm2, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm2, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm2, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm3, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm3, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm4, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm4, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm5, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm5, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm6, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm6, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm7, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm7, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm8, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm8, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm9, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm9, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm10, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm10, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm11, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm11, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm11, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm12, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm12, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm12, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm13, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm13, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm13, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm13, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm13, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm14, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm14, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm14, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm21
-	vpxorq	%zmm14, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vpxorq	%zmm14, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm23
-	vpxorq	%zmm14, %zmm23, %zmm23
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
-	vpxorq	64(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 64(%rsi)
-	vpxorq	128(%rdx), %zmm22, %zmm22
-	vmovdqu64	%zmm22, 128(%rsi)
-	vpxorq	192(%rdx), %zmm23, %zmm23
-	vmovdqu64	%zmm23, 192(%rsi)
+	vpxorq	(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, (%rsi)
+	vpxorq	64(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 64(%rsi)
+	vpxorq	128(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 128(%rsi)
+	vpxorq	192(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 192(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -9635,507 +8360,429 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$256, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top256
 .Laesgen_gfni512_face_none_xor_stream_unaligned4_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vshufi32x4	$0, %zmm20, %zmm20, %zmm23
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm23, %zmm20
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm23, %zmm21
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm23, %zmm22
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm23, %zmm23
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vshufi32x4	$0, %zmm17, %zmm17, %zmm20
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm17
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm20, %zmm18
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus8(%rip), %zmm20, %zmm19
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus12(%rip), %zmm20, %zmm20
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm19, %zmm19
 	vpxorq	%zmm0, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vpxorq	%zmm0, %zmm22, %zmm22
-	vpxorq	%zmm0, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm1, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm1, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm1, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm2, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm2, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm2, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm2, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm3, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm3, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm3, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm4, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm4, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm4, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm5, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm5, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm5, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm6, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm6, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm6, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm7, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm7, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm7, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm8, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm8, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm8, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm9, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm9, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm9, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm10, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm10, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm10, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm11, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm11, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm11, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm11, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm12, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm12, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm12, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm12, %zmm23, %zmm23
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm24
-	vpshufb	%zmm17, %zmm20, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm20
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm24, %zmm25, %zmm20
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm21
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm22
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm17
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm18
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm18
+	vpxorq	%zmm13, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm24
+	vpxorq	%zmm24, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm19
+	vpshufb	%zmm22, %zmm23, %zmm23
+	vpternlogd	$150, %zmm23, %zmm24, %zmm19
+	vpxorq	%zmm13, %zmm19, %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm23
+	vpshufb	%zmm21, %zmm23, %zmm21
+	vpxorq	%zmm21, %zmm23, %zmm23
+	vgf2p8mulb	%zmm16, %zmm23, %zmm20
+	vpshufb	%zmm22, %zmm23, %zmm22
+	vpternlogd	$150, %zmm22, %zmm21, %zmm20
 	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm24
-	vpshufb	%zmm17, %zmm21, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm21
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm24, %zmm25, %zmm21
-	vpxorq	%zmm13, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm24
-	vpshufb	%zmm17, %zmm22, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm22
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm22, %zmm22
-	vpternlogd	$150, %zmm24, %zmm25, %zmm22
-	vpxorq	%zmm13, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm24
-	vpshufb	%zmm17, %zmm23, %zmm25
-	vpxorq	%zmm25, %zmm24, %zmm24
-	vgf2p8mulb	%zmm19, %zmm24, %zmm23
-	vpshufb	%zmm18, %zmm24, %zmm24
-	vmovdqa64	%zmm23, %zmm23
-	vpternlogd	$150, %zmm24, %zmm25, %zmm23
-	vpxorq	%zmm13, %zmm23, %zmm23
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm14, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm19, %zmm19
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm19, %zmm19
+	vpxorq	%zmm14, %zmm19, %zmm19
 	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm20, %zmm20
 	vpxorq	%zmm14, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm21
-	vpxorq	%zmm14, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm22, %zmm22
-	vpshufb	%zmm16, %zmm22, %zmm22
-	vpxorq	%zmm14, %zmm22, %zmm22
-	vgf2p8affineinvqb	$99, %zmm15, %zmm23, %zmm23
-	vpshufb	%zmm16, %zmm23, %zmm23
-	vpxorq	%zmm14, %zmm23, %zmm23
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
-	vpxorq	64(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 64(%rsi)
-	vpxorq	128(%rdx), %zmm22, %zmm22
-	vmovdqu64	%zmm22, 128(%rsi)
-	vpxorq	192(%rdx), %zmm23, %zmm23
-	vmovdqu64	%zmm23, 192(%rsi)
+	vpxorq	(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, (%rsi)
+	vpxorq	64(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 64(%rsi)
+	vpxorq	128(%rdx), %zmm19, %zmm19
+	vmovdqu64	%zmm19, 128(%rsi)
+	vpxorq	192(%rdx), %zmm20, %zmm20
+	vmovdqu64	%zmm20, 192(%rsi)
 	addq	$16, %rax
 	adcq	$0, %r8
 	addq	$256, %rdx
@@ -10150,258 +8797,232 @@ aesgen_gfni512_face_none_xor_stream:
 	testq	$7, %r9
 	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned2_256
 .Laesgen_gfni512_face_none_xor_stream_fast2_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm20, %zmm21
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm20
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm2, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm12, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm13, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm21
-	vpxorq	%zmm14, %zmm21, %zmm21
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
-	vpxorq	64(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 64(%rsi)
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vshufi32x4	$0, %zmm17, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm17, %zmm18
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm17
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm11, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm13, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm14, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, (%rsi)
+	vpxorq	64(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 64(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -10409,259 +9030,233 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$128, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top256
 .Laesgen_gfni512_face_none_xor_stream_unaligned2_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vshufi32x4	$0, %zmm20, %zmm20, %zmm21
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm21, %zmm20
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm21, %zmm21
-	vpxorq	%zmm0, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm1, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm2, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm3, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm4, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm5, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm6, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm7, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm8, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm9, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm10, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm11, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm12, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm22
-	vpshufb	%zmm17, %zmm20, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm20
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm22, %zmm23, %zmm20
-	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm22
-	vpshufb	%zmm17, %zmm21, %zmm23
-	vpxorq	%zmm23, %zmm22, %zmm22
-	vgf2p8mulb	%zmm19, %zmm22, %zmm21
-	vpshufb	%zmm18, %zmm22, %zmm22
-	vmovdqa64	%zmm21, %zmm21
-	vpternlogd	$150, %zmm22, %zmm23, %zmm21
-	vpxorq	%zmm13, %zmm21, %zmm21
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm21, %zmm21
-	vpshufb	%zmm16, %zmm21, %zmm21
-	vpxorq	%zmm14, %zmm21, %zmm21
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
-	vpxorq	64(%rdx), %zmm21, %zmm21
-	vmovdqu64	%zmm21, 64(%rsi)
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vshufi32x4	$0, %zmm17, %zmm17, %zmm18
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm18, %zmm17
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus4(%rip), %zmm18, %zmm18
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm1, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm2, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm3, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm4, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm5, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm6, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm7, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm8, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm9, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm10, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm11, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm11, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm12, %zmm18, %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm19
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm20
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm22
+	vpxorq	%zmm22, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm17
+	vpshufb	%zmm20, %zmm21, %zmm21
+	vpternlogd	$150, %zmm21, %zmm22, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm21
+	vpshufb	%zmm19, %zmm21, %zmm19
+	vpxorq	%zmm19, %zmm21, %zmm21
+	vgf2p8mulb	%zmm16, %zmm21, %zmm18
+	vpshufb	%zmm20, %zmm21, %zmm20
+	vpternlogd	$150, %zmm20, %zmm19, %zmm18
+	vpxorq	%zmm13, %zmm18, %zmm18
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm18, %zmm18
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm18, %zmm18
+	vpxorq	%zmm14, %zmm18, %zmm18
+	vpxorq	(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, (%rsi)
+	vpxorq	64(%rdx), %zmm18, %zmm18
+	vmovdqu64	%zmm18, 64(%rsi)
 	addq	$8, %rax
 	adcq	$0, %r8
 	addq	$128, %rdx
@@ -10676,135 +9271,135 @@ aesgen_gfni512_face_none_xor_stream:
 	testq	$3, %r9
 	jne	.Laesgen_gfni512_face_none_xor_stream_unaligned1_256
 .Laesgen_gfni512_face_none_xor_stream_fast1_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm20, %zmm20
-	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm20, %zmm20
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vshufi32x4	$0, %zmm17, %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vpxorq	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm11, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vpxorq	(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, (%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -10812,135 +9407,135 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top256
 .Laesgen_gfni512_face_none_xor_stream_unaligned1_256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vshufi32x4	$0, %zmm20, %zmm20, %zmm20
-	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm20, %zmm20
-	vpxorq	%zmm0, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm1, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm2, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm3, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm4, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm5, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm6, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm7, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm8, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm9, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm10, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm11, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm12, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm21
-	vpshufb	%zmm17, %zmm20, %zmm22
-	vpxorq	%zmm22, %zmm21, %zmm21
-	vgf2p8mulb	%zmm19, %zmm21, %zmm20
-	vpshufb	%zmm18, %zmm21, %zmm21
-	vmovdqa64	%zmm20, %zmm20
-	vpternlogd	$150, %zmm21, %zmm22, %zmm20
-	vpxorq	%zmm13, %zmm20, %zmm20
-	vgf2p8affineinvqb	$99, %zmm15, %zmm20, %zmm20
-	vpshufb	%zmm16, %zmm20, %zmm20
-	vpxorq	%zmm14, %zmm20, %zmm20
-	vpxorq	(%rdx), %zmm20, %zmm20
-	vmovdqu64	%zmm20, (%rsi)
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vshufi32x4	$0, %zmm17, %zmm17, %zmm17
+	vpaddb	.Laesgen_gfni512_face_none_xor_stream_lanes512_plus0(%rip), %zmm17, %zmm17
+	vpxorq	%zmm0, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm1, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm2, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm3, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm4, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm5, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm6, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm7, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm8, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm9, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm10, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm11, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm12, %zmm17, %zmm17
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512(%rip), %zmm18
+	vmovdqu64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512(%rip), %zmm19
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm20
+	vpshufb	%zmm18, %zmm20, %zmm18
+	vpxorq	%zmm18, %zmm20, %zmm20
+	vgf2p8mulb	%zmm16, %zmm20, %zmm17
+	vpshufb	%zmm19, %zmm20, %zmm19
+	vpternlogd	$150, %zmm19, %zmm18, %zmm17
+	vpxorq	%zmm13, %zmm17, %zmm17
+	vgf2p8affineinvqb	$99, %zmm15, %zmm17, %zmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512(%rip), %zmm17, %zmm17
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vpxorq	(%rdx), %zmm17, %zmm17
+	vmovdqu64	%zmm17, (%rsi)
 	addq	$4, %rax
 	adcq	$0, %r8
 	addq	$64, %rdx
@@ -10948,136 +9543,136 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$64, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top256
 .Laesgen_gfni512_face_none_xor_stream_single256:
-	vmovq	%rax, %xmm20
-	vmovq	%r8, %xmm21
-	vpunpcklqdq	%xmm21, %xmm20, %xmm20
-	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm20, %xmm20
-	vmovdqa64	%xmm20, %xmm20
-	vpxorq	%xmm0, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm1, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm2, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm3, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm4, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm5, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm6, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm7, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm8, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm9, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm10, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm11, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm12, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm21
-	vpshufb	%xmm17, %xmm20, %xmm22
-	vpxorq	%xmm22, %xmm21, %xmm21
-	vgf2p8mulb	%xmm19, %xmm21, %xmm20
-	vpshufb	%xmm18, %xmm21, %xmm21
-	vmovdqa64	%xmm20, %xmm20
-	vpternlogd	$150, %xmm21, %xmm22, %xmm20
-	vpxorq	%xmm13, %xmm20, %xmm20
-	vgf2p8affineinvqb	$99, %xmm15, %xmm20, %xmm20
-	vpshufb	%xmm16, %xmm20, %xmm20
-	vpxorq	%xmm14, %xmm20, %xmm20
+	vmovq	%rax, %xmm17
+	vmovq	%r8, %xmm18
+	vpunpcklqdq	%xmm18, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_bswap128(%rip), %xmm17, %xmm17
+	vmovdqa64	%xmm17, %xmm17
+	vpxorq	%xmm0, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm1, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm2, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm3, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm4, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm5, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm6, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm7, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm8, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm9, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm10, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm11, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm12, %xmm17, %xmm17
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128(%rip), %xmm18
+	vmovdqa64	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128(%rip), %xmm19
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm20
+	vpshufb	%xmm18, %xmm20, %xmm18
+	vpxorq	%xmm18, %xmm20, %xmm20
+	vgf2p8mulb	%xmm16, %xmm20, %xmm17
+	vpshufb	%xmm19, %xmm20, %xmm19
+	vpternlogd	$150, %xmm19, %xmm18, %xmm17
+	vpxorq	%xmm13, %xmm17, %xmm17
+	vgf2p8affineinvqb	$99, %xmm15, %xmm17, %xmm17
+	vpshufb	.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128(%rip), %xmm17, %xmm17
+	vpxorq	%xmm14, %xmm17, %xmm17
 	cmpq	$16, %rcx
 	jb	.Laesgen_gfni512_face_none_xor_stream_partial_3
-	vpxorq	(%rdx), %xmm20, %xmm20
-	vmovdqu64	%xmm20, (%rsi)
+	vpxorq	(%rdx), %xmm17, %xmm17
+	vmovdqu64	%xmm17, (%rsi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	addq	$16, %rdx
@@ -11085,7 +9680,7 @@ aesgen_gfni512_face_none_xor_stream:
 	subq	$16, %rcx
 	jmp	.Laesgen_gfni512_face_none_xor_stream_top256
 .Laesgen_gfni512_face_none_xor_stream_partial_3:
-	vmovdqa64	%xmm20, 272(%rdi)
+	vmovdqa64	%xmm17, 272(%rdi)
 	addq	$1, %rax
 	adcq	$0, %r8
 	xorl	%r9d, %r9d
@@ -11118,7 +9713,6 @@ aesgen_gfni512_face_none_xor_stream:
 	vpxorq	%xmm26, %xmm26, %xmm26
 	vpxorq	%xmm27, %xmm27, %xmm27
 	vpxorq	%xmm28, %xmm28, %xmm28
-	vpxorq	%xmm29, %xmm29, %xmm29
 	vzeroall
 	ret
 	.size	aesgen_gfni512_face_none_xor_stream, .-aesgen_gfni512_face_none_xor_stream
@@ -11129,24 +9723,6 @@ aesgen_gfni512_face_none_xor_stream:
 	.byte	0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1, 0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1
 	.byte	0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1, 0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1
 	.byte	0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1, 0xf8, 0x7c, 0x3e, 0x1f, 0x8f, 0xc7, 0xe3, 0xf1
-	.p2align	6
-.Laesgen_gfni512_face_none_xor_stream_gfni_sr512:
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
-	.byte	0x00, 0x05, 0x0a, 0x0f, 0x04, 0x09, 0x0e, 0x03, 0x08, 0x0d, 0x02, 0x07, 0x0c, 0x01, 0x06, 0x0b
-	.p2align	6
-.Laesgen_gfni512_face_none_xor_stream_gfni_rot1sr512:
-	.byte	0x05, 0x0a, 0x0f, 0x00, 0x09, 0x0e, 0x03, 0x04, 0x0d, 0x02, 0x07, 0x08, 0x01, 0x06, 0x0b, 0x0c
-	.byte	0x05, 0x0a, 0x0f, 0x00, 0x09, 0x0e, 0x03, 0x04, 0x0d, 0x02, 0x07, 0x08, 0x01, 0x06, 0x0b, 0x0c
-	.byte	0x05, 0x0a, 0x0f, 0x00, 0x09, 0x0e, 0x03, 0x04, 0x0d, 0x02, 0x07, 0x08, 0x01, 0x06, 0x0b, 0x0c
-	.byte	0x05, 0x0a, 0x0f, 0x00, 0x09, 0x0e, 0x03, 0x04, 0x0d, 0x02, 0x07, 0x08, 0x01, 0x06, 0x0b, 0x0c
-	.p2align	6
-.Laesgen_gfni512_face_none_xor_stream_gfni_rot2512:
-	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
-	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
-	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
-	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
 	.p2align	6
 .Laesgen_gfni512_face_none_xor_stream_gfni_two512:
 	.byte	0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02, 0x02
@@ -11204,6 +9780,69 @@ aesgen_gfni512_face_none_xor_stream:
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1d
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1e
 	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1f
+	.p2align	6
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300512:
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.p2align	6
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405512:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	6
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704512:
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.p2align	6
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d512:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	6
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08512:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	6
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c512:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.p2align	6
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07512:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
+	.p2align	4
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_05060704090a0b080d0e0f0c01020300128:
+	.byte	0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00
+	.p2align	4
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_0a0b08090e0f0c0d0203000106070405128:
+	.byte	0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d, 0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05
+	.p2align	4
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_090a0b080d0e0f0c0102030005060704128:
+	.byte	0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04
+	.p2align	4
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_02030001060704050a0b08090e0f0c0d128:
+	.byte	0x02, 0x03, 0x00, 0x01, 0x06, 0x07, 0x04, 0x05, 0x0a, 0x0b, 0x08, 0x09, 0x0e, 0x0f, 0x0c, 0x0d
+	.p2align	4
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_0d0e0f0c0102030005060704090a0b08128:
+	.byte	0x0d, 0x0e, 0x0f, 0x0c, 0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08
+	.p2align	4
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_0102030005060704090a0b080d0e0f0c128:
+	.byte	0x01, 0x02, 0x03, 0x00, 0x05, 0x06, 0x07, 0x04, 0x09, 0x0a, 0x0b, 0x08, 0x0d, 0x0e, 0x0f, 0x0c
+	.p2align	4
+.Laesgen_gfni512_face_none_xor_stream_gfni_map_0009020b040d060f08010a030c050e07128:
+	.byte	0x00, 0x09, 0x02, 0x0b, 0x04, 0x0d, 0x06, 0x0f, 0x08, 0x01, 0x0a, 0x03, 0x0c, 0x05, 0x0e, 0x07
 
 
 # wipe(ctx): zero all 384 bytes of the context.

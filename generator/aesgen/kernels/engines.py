@@ -1,9 +1,9 @@
 """Round engines: how a method computes AES rounds and expands the key.
 
   AesEngine   AESENC/AESENCLAST on xmm (AES-NI) or ymm/zmm (VAES); AESKEYGENASSIST key schedule
-  GfniEngine  no AES instruction at all: SubBytes with GF2P8AFFINEINVQB, ShiftRows folded into
-              the byte shuffles MixColumns needs, the doubling with GF2P8MULB, XORs folded by
-              VPTERNLOGD where AVX-512 exists; the key schedule's SubWord also by GFNI
+  GfniEngine  no AES instruction at all: SubBytes with GF2P8AFFINEINVQB, ShiftRows not computed
+              (the state's byte layout tracked instead), the doubling with GF2P8MULB, XORs
+              folded by VPTERNLOGD where AVX-512 exists; the key schedule's SubWord also by GFNI
 
 Round keys are either resident (broadcast once into registers before the loop: the EVEX
 kernels, which have 32 registers) or loaded (broadcast) once per round per batch.
@@ -179,38 +179,69 @@ class AesEngine(RoundEngine):
         self._assist(b, v, w, rcon, 0x55)
 
 
+def gather(natural: list[int], target: list[int], rot: list[int] | None = None) -> list[int]:
+    """The shuffle taking a register whose byte natural[i] holds state byte i to one whose
+    byte target[i] holds byte rot[i] of that state (rot: a column rotation, or none)."""
+    back = [0] * 16
+    for i, j in enumerate(target):
+        back[j] = i
+    rot = rot or list(range(16))
+    return [natural[rot[back[j]]] for j in range(16)]
+
+
 class GfniEngine(RoundEngine):
     """AES rounds from GFNI and byte shuffles; no AES instruction.
 
-    Per round and register (seed 002, section 3, for the S-box):
-      y = GF2P8AFFINEINVQB(x, A, 0x63)        SubBytes
-      p = shuffle(y, SR)  q = shuffle(y, ROT1.SR)   ShiftRows, and ShiftRows then rot1
-      u = p ^ q                                u = a ^ rot1(a) for a = SR(SB(x))
-      d = GF2P8MULB(u, 2)  e = shuffle(u, ROT2)
-      x = d ^ q ^ e ^ k                        MixColumns + AddRoundKey
+    ShiftRows is not computed: it only moves bytes, so the state stays where SubBytes put
+    it and the register holds the state permuted, state byte i in register byte L_r[i]
+    after round r, with L_0 the identity and L_r = L_(r-1) . SR (ShiftRows has order 4:
+    four layouts). MixColumns' column rotations in layout L_r are shuffles conjugated by
+    it (``gather``), one constant each, and the key schedule stores round key r in layout
+    L_r (expand_key), so AddRoundKey stays one XOR. Per round and register (seed 002,
+    section 3, for the S-box):
+      y = GF2P8AFFINEINVQB(x, A, 0x63)        SubBytes; with ShiftRows, a = y in layout L_r
+      q = shuffle(y, ROT1 in L_r)             rot1(a)
+      u = y ^ q                               u = a ^ rot1(a)
+      d = GF2P8MULB(u, 2)  e = shuffle(u, ROT2 in L_r)
+      x = d ^ q ^ e ^ k_r                     MixColumns + AddRoundKey
     since MixColumns(a) = 2a ^ 3rot1(a) ^ rot2(a) ^ rot3(a) = 2u ^ rot1(a) ^ rot2(u): two
-    rotations, not three, and ShiftRows costs no shuffle of its own. The last round is
-    SubBytes, one shuffle and the key.
+    shuffles a round, where computing ShiftRows costs a third. The last round is SubBytes,
+    the shuffle back to byte order (none when nr is a multiple of 4: AES-192) and the last
+    key, kept in byte order. ``byte_order_through`` r: rounds 1..r end in byte order (they
+    shuffle a = SR(y) into place, three shuffles), for a skeleton that reads a round's
+    output bytes by position (the xmm FACE r1 table keeps column 0 of round 1); the
+    layouts count from there. Round keys 1..nr-1 past it are stored in their layouts, not
+    in FIPS-197 byte order.
     """
 
-    def __init__(self, spec: KernelSpec) -> None:
-        super().__init__(spec)
-        self.shift_rows = shift_rows_map()
-        self.rot1_shift_rows = compose(self.shift_rows, rotate_columns_map(1))
-        self.rot2 = rotate_columns_map(2)
-
-    CONSTANT_REGISTERS = 5
+    CONSTANT_REGISTERS = 5         # the S-box matrix, the doubling, a round's 3 shuffles
     # how MixColumns doubles: "mulb" (GF2P8MULB by 2) or "affine" (GF2P8AFFINEQB with
     # DOUBLE_MATRIX). Both are one instruction; measured on this machine (see the closing
     # note of the GFNI issue) they run at the same speed, and mulb needs no matrix.
     DOUBLING = "mulb"
+
+    def __init__(self, spec: KernelSpec, byte_order_through: int = 0) -> None:
+        super().__init__(spec)
+        self.byte_order_through = byte_order_through
+
+    def layout(self, r: int) -> list[int]:
+        """L_r: register byte L_r[i] holds state byte i after round r."""
+        sr, lay = shift_rows_map(), list(range(16))
+        for _ in range(max(0, r - self.byte_order_through) % 4):
+            lay = [lay[sr[i]] for i in range(16)]
+        return lay
+
+    def natural(self, r: int) -> list[int]:
+        """Where round r's SubBytes output holds ShiftRows' result, before any shuffle."""
+        before, sr = self.layout(r - 1), shift_rows_map()
+        return [before[sr[i]] for i in range(16)]
 
     def prepare(self, k, b, ctx, bits) -> Keys:
         keys = super().prepare(k, b, ctx, bits)
         v = self.ops(b)
         if self.fits(0):
             # the constants live in registers too (the round keys may not fit beside them)
-            for name in ("sbox", "sr", "rot1sr", "rot2", "two"):
+            for name in ("sbox", "two"):
                 reg = b.vec(self.spec.width)
                 v.load(reg, self._const_mem(b, name, self.spec.width), aligned=True)
                 keys.constants[name] = reg
@@ -223,13 +254,15 @@ class GfniEngine(RoundEngine):
             if self.DOUBLING == "affine":
                 return DOUBLE_MATRIX.to_bytes(8, "little") * 2
             return bytes([2]) * 16
-        table = {"sr": self.shift_rows, "rot1sr": self.rot1_shift_rows, "rot2": self.rot2}
-        return bytes(table[name])
+        return bytes.fromhex(name.removeprefix("map_"))
 
     def _const_mem(self, b, name: str, width: int) -> Mem:
         lanes = width // 128
         return b.const(f"gfni_{name}{width}", self._const_bytes(name) * lanes,
                        align=width // 8)
+
+    def _map(self, shuffle: list[int], width: int, b) -> Mem:
+        return self._const_mem(b, "map_" + bytes(shuffle).hex(), width)
 
     def _c(self, keys: Keys, b, name: str, width: int) -> Reg | Mem:
         reg = keys.constants.get(name)
@@ -237,10 +270,34 @@ class GfniEngine(RoundEngine):
             return reg.view(width)
         return self._const_mem(b, name, width)
 
+    def _round_maps(self, keys: Keys, b, v, r: int, width: int) -> list[Reg | Mem | None]:
+        """Round r's shuffles: into place (None when ShiftRows leaves a where it belongs),
+        rot1 and rot2 in the round's layout; loaded once for all the batch's registers
+        when the engine keeps constants in registers, else memory operands."""
+        natural, target = self.natural(r), self.layout(r)
+        maps = [None if natural == target else gather(natural, target),
+                gather(natural, target, rotate_columns_map(1)),
+                gather(target, target, rotate_columns_map(2))]
+        out = []
+        for m in maps:
+            if m is None:
+                out.append(None)
+                continue
+            mem = self._map(m, width, b)
+            if keys.constants:
+                reg = b.vec(width)
+                v.load(reg, mem, aligned=True)
+                out.append(reg)
+            else:
+                out.append(mem)
+        return out
+
     def rounds(self, k, b, keys, blocks, first, last, nr) -> None:
         v, width = self.ops(b), blocks[0].width
         for r in range(first, last + 1):
             key = keys.get(b, v, r, width)
+            if 0 < r < nr:
+                place, rot1, rot2 = self._round_maps(keys, b, v, r, width)
             for x in blocks:
                 if r == 0:
                     v.xor(x, x, key)
@@ -248,23 +305,37 @@ class GfniEngine(RoundEngine):
                 y = b.vec(width)
                 v.affine_inverse(y, x, self._c(keys, b, "sbox", width), SBOX_CONSTANT)
                 if r == nr:
-                    v.shuffle_bytes(x, y, self._c(keys, b, "sr", width))
-                    v.xor(x, x, key)
+                    home = gather(self.natural(r), list(range(16)))
+                    if home != list(range(16)):                  # back to byte order
+                        v.shuffle_bytes(y, y, self._map(home, width, b))
+                    v.xor(x, y, key)
                     continue
-                p, q, d, e = (b.vec(width) for _ in range(4))
-                v.shuffle_bytes(p, y, self._c(keys, b, "sr", width))
-                v.shuffle_bytes(q, y, self._c(keys, b, "rot1sr", width))
-                v.xor(p, p, q)                                   # p = u
-                self._double(keys, b, v, d, p, width)
-                v.shuffle_bytes(e, p, self._c(keys, b, "rot2", width))
+                q, e = b.vec(width), b.vec(width)
+                v.shuffle_bytes(q, y, rot1)
+                if place is not None:
+                    v.shuffle_bytes(y, y, place)
+                v.xor(y, y, q)                                   # y = u
+                self._double(keys, b, v, x, y, width)            # x = 2u
+                v.shuffle_bytes(e, y, rot2)
                 if v.evex:
-                    v.copy(x, d)
                     v.ternary(x, q, e, XOR3)
-                    v.xor(x, x, key)
                 else:
-                    v.xor(x, d, q)
+                    v.xor(x, x, q)
                     v.xor(x, x, e)
-                    v.xor(x, x, key)
+                v.xor(x, x, key)
+
+    def expand_key(self, k, b, ctx, key, bits) -> None:
+        """FIPS-197's schedule, then round keys 1..nr-1 moved into their rounds' layouts."""
+        super().expand_key(k, b, ctx, key, bits)
+        v = self.ops(b)
+        for r in range(1, ROUNDS[bits]):
+            lay = self.layout(r)
+            if lay != list(range(16)):
+                t = b.xmm()
+                at = Mem(128, base=ctx, disp=L.ROUND_KEYS + 16 * r)
+                v.load(t, at, aligned=True)
+                v.shuffle_bytes(t, t, self._map(gather(list(range(16)), lay), 128, b))
+                v.store(at, t, aligned=True)
 
     def _double(self, keys: Keys, b, v, dst, src, width) -> None:
         if self.DOUBLING == "affine":
