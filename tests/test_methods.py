@@ -68,6 +68,43 @@ def test_rot1_after_shift_rows_is_one_shuffle():
         assert bytes(y[i] for i in fused) == bytes(sr[i] for i in rot1)
 
 
+@pytest.mark.parametrize("through", [0, 1])
+@pytest.mark.parametrize("key_len", [16, 24, 32])
+def test_gfni_rounds_in_shift_rows_layouts_give_aes(key_len, through):
+    """The GFNI engine's round as data: the state in layout L_r, its shuffles (into place,
+    rot1, rot2, back to byte order) from GfniEngine, round keys as expand_key stores them;
+    byte operations from the model. Must equal FIPS-197 AES."""
+    eng = engines.GfniEngine(KernelSpec("gfni", "none", width=128, encoding="avx"), through)
+    ident = list(range(16))
+
+    def shuffle(x, m):
+        return bytes(x[i] for i in m)
+
+    rng = random.Random(key_len + through)
+    for _ in range(20):
+        key, block = rng.randbytes(key_len), rng.randbytes(16)
+        rks = aes.expand_key(key)
+        nr = len(rks) - 1
+        stored = [rk if r in (0, nr) else shuffle(rk, engines.gather(ident, eng.layout(r)))
+                  for r, rk in enumerate(rks)]
+        x = aes.xor_bytes(block, stored[0])
+        for r in range(1, nr + 1):
+            y = aes.sub_bytes(x)
+            natural, target = eng.natural(r), eng.layout(r)
+            if r == nr:
+                x = aes.xor_bytes(shuffle(y, engines.gather(natural, ident)), stored[r])
+                break
+            q = shuffle(y, engines.gather(natural, target, engines.rotate_columns_map(1)))
+            if natural != target:
+                y = shuffle(y, engines.gather(natural, target))
+            u = aes.xor_bytes(y, q)
+            e = shuffle(u, engines.gather(target, target, engines.rotate_columns_map(2)))
+            x = bytes(aes.xtime(a) ^ b ^ c ^ k for a, b, c, k in zip(u, q, e, stored[r]))
+            if r <= through:
+                assert target == ident, f"round {r} must end in byte order"
+        assert x == aes.encrypt_block(key, block)
+
+
 # --- instructions -------------------------------------------------------------------------
 GFNI_SPECS = [KernelSpec("gfni", face, width=w, encoding=enc)
               for face in ("none", "r2") for w, enc in ((128, "avx"), (256, "avx"),
