@@ -17,7 +17,7 @@
  *   aesgen_vaes512_gcm_r2_aad   requires AVX, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
  *   aesgen_vaes512_gcm_r2_encrypt   requires AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
  *   aesgen_vaes512_gcm_r2_decrypt   requires AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
- *   aesgen_vaes512_gcm_r2_finish_seal   requires AVX, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
+ *   aesgen_vaes512_gcm_r2_finish_seal   requires AVX, BMI2, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
  *   aesgen_vaes512_gcm_r2_finish_open   requires AVX, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
  *   aesgen_vaes512_gcm_r2_wipe   requires AVX, AVX512F, AVX512VL
  *
@@ -1856,45 +1856,10 @@ aesgen_vaes512_gcm_r2_seal:
 .Laesgen_vaes512_gcm_r2_seal_short_done:
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
-	vmovdqa64	%xmm0, 1616(%rbx)
-	leaq	1616(%rbx), %rdx
-	testq	$16, %rcx
-	je	.Laesgen_vaes512_gcm_r2_seal_no16
-	movq	(%rdx), %rsi
-	movq	%rsi, (%rax)
-	movq	8(%rdx), %rsi
-	movq	%rsi, 8(%rax)
-	addq	$16, %rdx
-	addq	$16, %rax
-.Laesgen_vaes512_gcm_r2_seal_no16:
-	testq	$8, %rcx
-	je	.Laesgen_vaes512_gcm_r2_seal_no8
-	movq	(%rdx), %rsi
-	movq	%rsi, (%rax)
-	addq	$8, %rdx
-	addq	$8, %rax
-.Laesgen_vaes512_gcm_r2_seal_no8:
-	testq	$4, %rcx
-	je	.Laesgen_vaes512_gcm_r2_seal_no4
-	movl	(%rdx), %esi
-	movl	%esi, (%rax)
-	addq	$4, %rdx
-	addq	$4, %rax
-.Laesgen_vaes512_gcm_r2_seal_no4:
-	testq	$2, %rcx
-	je	.Laesgen_vaes512_gcm_r2_seal_no2
-	movzbl	(%rdx), %esi
-	movb	%sil, (%rax)
-	movzbl	1(%rdx), %esi
-	movb	%sil, 1(%rax)
-	addq	$2, %rdx
-	addq	$2, %rax
-.Laesgen_vaes512_gcm_r2_seal_no2:
-	testq	$1, %rcx
-	je	.Laesgen_vaes512_gcm_r2_seal_no1
-	movzbl	(%rdx), %esi
-	movb	%sil, (%rax)
-.Laesgen_vaes512_gcm_r2_seal_no1:
+	movq	$-1, %rdx
+	bzhiq	%rcx, %rdx, %rdx
+	kmovq	%rdx, %k1
+	vmovdqu8	%xmm0, (%rax){%k1}
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -2083,33 +2048,33 @@ aesgen_vaes512_gcm_r2_seal:
 	leaq	1584(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
-	je	.Laesgen_vaes512_gcm_r2_seal_no8_2
+	je	.Laesgen_vaes512_gcm_r2_seal_no8
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
-.Laesgen_vaes512_gcm_r2_seal_no8_2:
+.Laesgen_vaes512_gcm_r2_seal_no8:
 	testq	$4, %r11
-	je	.Laesgen_vaes512_gcm_r2_seal_no4_2
+	je	.Laesgen_vaes512_gcm_r2_seal_no4
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
-.Laesgen_vaes512_gcm_r2_seal_no4_2:
+.Laesgen_vaes512_gcm_r2_seal_no4:
 	testq	$2, %r11
-	je	.Laesgen_vaes512_gcm_r2_seal_no2_2
+	je	.Laesgen_vaes512_gcm_r2_seal_no2
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 	movzbl	1(%rbp), %r13d
 	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
 	addq	$2, %r12
-.Laesgen_vaes512_gcm_r2_seal_no2_2:
+.Laesgen_vaes512_gcm_r2_seal_no2:
 	testq	$1, %r11
-	je	.Laesgen_vaes512_gcm_r2_seal_no1_2
+	je	.Laesgen_vaes512_gcm_r2_seal_no1
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
-.Laesgen_vaes512_gcm_r2_seal_no1_2:
+.Laesgen_vaes512_gcm_r2_seal_no1:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
@@ -2261,33 +2226,33 @@ aesgen_vaes512_gcm_r2_seal:
 	je	.Laesgen_vaes512_gcm_r2_seal_absorbed
 	leaq	1584(%rbx), %r10
 	testq	$8, %rdx
-	je	.Laesgen_vaes512_gcm_r2_seal_no8_3
+	je	.Laesgen_vaes512_gcm_r2_seal_no8_2
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_vaes512_gcm_r2_seal_no8_3:
+.Laesgen_vaes512_gcm_r2_seal_no8_2:
 	testq	$4, %rdx
-	je	.Laesgen_vaes512_gcm_r2_seal_no4_3
+	je	.Laesgen_vaes512_gcm_r2_seal_no4_2
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_vaes512_gcm_r2_seal_no4_3:
+.Laesgen_vaes512_gcm_r2_seal_no4_2:
 	testq	$2, %rdx
-	je	.Laesgen_vaes512_gcm_r2_seal_no2_3
+	je	.Laesgen_vaes512_gcm_r2_seal_no2_2
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_vaes512_gcm_r2_seal_no2_3:
+.Laesgen_vaes512_gcm_r2_seal_no2_2:
 	testq	$1, %rdx
-	je	.Laesgen_vaes512_gcm_r2_seal_no1_3
+	je	.Laesgen_vaes512_gcm_r2_seal_no1_2
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_vaes512_gcm_r2_seal_no1_3:
+.Laesgen_vaes512_gcm_r2_seal_no1_2:
 .Laesgen_vaes512_gcm_r2_seal_absorbed:
 	vmovdqa64	%xmm0, 1568(%rbx)
 	vmovdqa64	1568(%rbx), %xmm0
@@ -2468,33 +2433,33 @@ aesgen_vaes512_gcm_r2_seal:
 	leaq	1584(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
-	je	.Laesgen_vaes512_gcm_r2_seal_no8_4
+	je	.Laesgen_vaes512_gcm_r2_seal_no8_3
 	movq	(%rdi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rdi
 	addq	$8, %r10
-.Laesgen_vaes512_gcm_r2_seal_no8_4:
+.Laesgen_vaes512_gcm_r2_seal_no8_3:
 	testq	$4, %rsi
-	je	.Laesgen_vaes512_gcm_r2_seal_no4_4
+	je	.Laesgen_vaes512_gcm_r2_seal_no4_3
 	movl	(%rdi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rdi
 	addq	$4, %r10
-.Laesgen_vaes512_gcm_r2_seal_no4_4:
+.Laesgen_vaes512_gcm_r2_seal_no4_3:
 	testq	$2, %rsi
-	je	.Laesgen_vaes512_gcm_r2_seal_no2_4
+	je	.Laesgen_vaes512_gcm_r2_seal_no2_3
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rdi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rdi
 	addq	$2, %r10
-.Laesgen_vaes512_gcm_r2_seal_no2_4:
+.Laesgen_vaes512_gcm_r2_seal_no2_3:
 	testq	$1, %rsi
-	je	.Laesgen_vaes512_gcm_r2_seal_no1_4
+	je	.Laesgen_vaes512_gcm_r2_seal_no1_3
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_vaes512_gcm_r2_seal_no1_4:
+.Laesgen_vaes512_gcm_r2_seal_no1_3:
 	addq	%rsi, %rcx
 	subq	%rsi, %rax
 	addq	%rsi, %rdx
@@ -2646,33 +2611,33 @@ aesgen_vaes512_gcm_r2_seal:
 	je	.Laesgen_vaes512_gcm_r2_seal_absorbed_2
 	leaq	1584(%rbx), %rdx
 	testq	$8, %rax
-	je	.Laesgen_vaes512_gcm_r2_seal_no8_5
+	je	.Laesgen_vaes512_gcm_r2_seal_no8_4
 	movq	(%rcx), %rsi
 	movq	%rsi, (%rdx)
 	addq	$8, %rcx
 	addq	$8, %rdx
-.Laesgen_vaes512_gcm_r2_seal_no8_5:
+.Laesgen_vaes512_gcm_r2_seal_no8_4:
 	testq	$4, %rax
-	je	.Laesgen_vaes512_gcm_r2_seal_no4_5
+	je	.Laesgen_vaes512_gcm_r2_seal_no4_4
 	movl	(%rcx), %esi
 	movl	%esi, (%rdx)
 	addq	$4, %rcx
 	addq	$4, %rdx
-.Laesgen_vaes512_gcm_r2_seal_no4_5:
+.Laesgen_vaes512_gcm_r2_seal_no4_4:
 	testq	$2, %rax
-	je	.Laesgen_vaes512_gcm_r2_seal_no2_5
+	je	.Laesgen_vaes512_gcm_r2_seal_no2_4
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
 	movzbl	1(%rcx), %esi
 	movb	%sil, 1(%rdx)
 	addq	$2, %rcx
 	addq	$2, %rdx
-.Laesgen_vaes512_gcm_r2_seal_no2_5:
+.Laesgen_vaes512_gcm_r2_seal_no2_4:
 	testq	$1, %rax
-	je	.Laesgen_vaes512_gcm_r2_seal_no1_5
+	je	.Laesgen_vaes512_gcm_r2_seal_no1_4
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
-.Laesgen_vaes512_gcm_r2_seal_no1_5:
+.Laesgen_vaes512_gcm_r2_seal_no1_4:
 .Laesgen_vaes512_gcm_r2_seal_absorbed_2:
 	vmovdqa64	%xmm0, 1568(%rbx)
 .Laesgen_vaes512_gcm_r2_seal_data:
@@ -2766,45 +2731,10 @@ aesgen_vaes512_gcm_r2_seal:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	1536(%rbx), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1616(%rbx)
-	leaq	1616(%rbx), %rdx
-	testq	$16, %rcx
-	je	.Laesgen_vaes512_gcm_r2_seal_no16_2
-	movq	(%rdx), %rsi
-	movq	%rsi, (%rax)
-	movq	8(%rdx), %rsi
-	movq	%rsi, 8(%rax)
-	addq	$16, %rdx
-	addq	$16, %rax
-.Laesgen_vaes512_gcm_r2_seal_no16_2:
-	testq	$8, %rcx
-	je	.Laesgen_vaes512_gcm_r2_seal_no8_6
-	movq	(%rdx), %rsi
-	movq	%rsi, (%rax)
-	addq	$8, %rdx
-	addq	$8, %rax
-.Laesgen_vaes512_gcm_r2_seal_no8_6:
-	testq	$4, %rcx
-	je	.Laesgen_vaes512_gcm_r2_seal_no4_6
-	movl	(%rdx), %esi
-	movl	%esi, (%rax)
-	addq	$4, %rdx
-	addq	$4, %rax
-.Laesgen_vaes512_gcm_r2_seal_no4_6:
-	testq	$2, %rcx
-	je	.Laesgen_vaes512_gcm_r2_seal_no2_6
-	movzbl	(%rdx), %esi
-	movb	%sil, (%rax)
-	movzbl	1(%rdx), %esi
-	movb	%sil, 1(%rax)
-	addq	$2, %rdx
-	addq	$2, %rax
-.Laesgen_vaes512_gcm_r2_seal_no2_6:
-	testq	$1, %rcx
-	je	.Laesgen_vaes512_gcm_r2_seal_no1_6
-	movzbl	(%rdx), %esi
-	movb	%sil, (%rax)
-.Laesgen_vaes512_gcm_r2_seal_no1_6:
+	movq	$-1, %rdx
+	bzhiq	%rcx, %rdx, %rdx
+	kmovq	%rdx, %k1
+	vmovdqu8	%xmm0, (%rax){%k1}
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -5075,7 +5005,7 @@ aesgen_vaes512_gcm_r2_decrypt:
 
 # finish_seal(ctx, tag, tag_len): write the first tag_len bytes of the tag.
 # Returns 0, or -1 for tag_len outside 4..16.
-# Requires: AVX, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
+# Requires: AVX, BMI2, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
 	.text
 	.globl	aesgen_vaes512_gcm_r2_finish_seal
 	.type	aesgen_vaes512_gcm_r2_finish_seal, @function
@@ -5169,45 +5099,10 @@ aesgen_vaes512_gcm_r2_finish_seal:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_r2_finish_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	1536(%rdi), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1616(%rdi)
-	leaq	1616(%rdi), %rax
-	testq	$16, %rdx
-	je	.Laesgen_vaes512_gcm_r2_finish_seal_no16
-	movq	(%rax), %rcx
-	movq	%rcx, (%rsi)
-	movq	8(%rax), %rcx
-	movq	%rcx, 8(%rsi)
-	addq	$16, %rax
-	addq	$16, %rsi
-.Laesgen_vaes512_gcm_r2_finish_seal_no16:
-	testq	$8, %rdx
-	je	.Laesgen_vaes512_gcm_r2_finish_seal_no8
-	movq	(%rax), %rcx
-	movq	%rcx, (%rsi)
-	addq	$8, %rax
-	addq	$8, %rsi
-.Laesgen_vaes512_gcm_r2_finish_seal_no8:
-	testq	$4, %rdx
-	je	.Laesgen_vaes512_gcm_r2_finish_seal_no4
-	movl	(%rax), %ecx
-	movl	%ecx, (%rsi)
-	addq	$4, %rax
-	addq	$4, %rsi
-.Laesgen_vaes512_gcm_r2_finish_seal_no4:
-	testq	$2, %rdx
-	je	.Laesgen_vaes512_gcm_r2_finish_seal_no2
-	movzbl	(%rax), %ecx
-	movb	%cl, (%rsi)
-	movzbl	1(%rax), %ecx
-	movb	%cl, 1(%rsi)
-	addq	$2, %rax
-	addq	$2, %rsi
-.Laesgen_vaes512_gcm_r2_finish_seal_no2:
-	testq	$1, %rdx
-	je	.Laesgen_vaes512_gcm_r2_finish_seal_no1
-	movzbl	(%rax), %ecx
-	movb	%cl, (%rsi)
-.Laesgen_vaes512_gcm_r2_finish_seal_no1:
+	movq	$-1, %rax
+	bzhiq	%rdx, %rax, %rax
+	kmovq	%rax, %k1
+	vmovdqu8	%xmm0, (%rsi){%k1}
 	xorl	%eax, %eax
 	vzeroall
 	ret

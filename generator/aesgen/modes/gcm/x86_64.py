@@ -924,9 +924,25 @@ class Body:
         return tag
 
     def write_tag(self, tag_out: Reg, tag_len: Reg, tag: Reg | None = None) -> None:
-        """The first tag_len bytes of the tag (``tag``, else the stream's) to tag_out."""
-        self.v.store(self.f("SCRATCH"), self.finish() if tag is None else tag)
-        short_move(self.b, tag_len, src=self.addr("SCRATCH"), dst=tag_out, largest=16)
+        """The first tag_len bytes of the tag (``tag``, else the stream's) to tag_out: with
+        AVX-512 one byte-masked store; else a whole store for 16 bytes, or through SCRATCH
+        in pieces (no store of the tag is read back on the common path)."""
+        a, b, v = self.a, self.b, self.v
+        tag = self.finish() if tag is None else tag
+        if v.evex:
+            k = kmask(1)
+            v.first_bytes_mask(k, tag_len)
+            v.store_masked(Mem(128, base=tag_out), tag, k)
+            return
+        pieces, done = b.label("tag_pieces"), b.label("tag_written")
+        a.cmp(tag_len, Imm(16))
+        a.jne(pieces)
+        v.store(Mem(128, base=tag_out), tag, aligned=False)
+        a.jmp(done)
+        b.bind(pieces)
+        v.store(self.f("SCRATCH"), tag)
+        short_move(b, tag_len, src=self.addr("SCRATCH"), dst=tag_out, largest=16)
+        b.bind(done)
 
     def tag_differs(self, tag_in: Reg, tag_len: Reg, tag: Reg | None = None) -> None:
         """eax = 0 when the first tag_len bytes of the tag (``tag``, else the stream's)
