@@ -7177,6 +7177,1123 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%rax, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top256
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain256:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_drain_alone256
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd256
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vmovdqu64	-512(%rcx), %zmm7
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vmovdqu64	-448(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpshufd	$78, %zmm7, %zmm2
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rdi), %zmm7, %zmm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 256(%rdi), %zmm7, %zmm7
+	vpclmulqdq	$0, 832(%rdi), %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm8, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpclmulqdq	$0, 320(%rdi), %zmm8, %zmm11
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rdi), %zmm8, %zmm8
+	vpclmulqdq	$0, 896(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vmovdqu64	-384(%rcx), %zmm8
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-320(%rcx), %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm8, %zmm11
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm8, %zmm12
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpclmulqdq	$17, 384(%rdi), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 960(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 448(%rdi), %zmm10, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 448(%rdi), %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$0, 1024(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm14, %zmm12, %zmm9
+	vpternlogd	$150, %zmm10, %zmm8, %zmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm13, %zmm11, %zmm2
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-256(%rcx), %zmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-192(%rcx), %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 512(%rdi), %zmm8, %zmm12
+	vpclmulqdq	$17, 512(%rdi), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 1088(%rdi), %zmm11, %zmm11
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 576(%rdi), %zmm10, %zmm14
+	vpclmulqdq	$17, 576(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 1152(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm12, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vpternlogd	$150, %zmm10, %zmm8, %zmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm13, %zmm11, %zmm2
+	vmovdqu64	-128(%rcx), %zmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufd	$78, %zmm8, %zmm11
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 640(%rdi), %zmm8, %zmm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 640(%rdi), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 1216(%rdi), %zmm11, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm14
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 704(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 1280(%rdi), %zmm13, %zmm13
+	vpternlogd	$150, %zmm14, %zmm12, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm10, %zmm8, %zmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm13, %zmm11, %zmm2
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vextracti64x4	$1, %zmm9, %ymm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%ymm8, %ymm9, %ymm9
+	vextracti32x4	$1, %ymm9, %xmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm8, %xmm9, %xmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm7, %ymm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm8
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm2, %ymm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%ymm8, %ymm2, %ymm2
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm2, %xmm8
+	vpxorq	%xmm8, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpslldq	$8, %xmm2, %xmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm8, %xmm9, %xmm9
+	vpsrldq	$8, %xmm2, %xmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm9, %xmm2
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vpshufd	$78, %xmm9, %xmm9
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm9, %xmm2
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %xmm9, %xmm9
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm0
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm7, %zmm7
+	vpxorq	%zmm8, %zmm8, %zmm8
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds0_256
+	vmovdqu64	(%rsi), %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds1_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds2_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds3_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_256
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds0_256:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds0_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_256
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedds256
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds1_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_256
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds2_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_256
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds256:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedds256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big256:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-512(%rcx), %zmm11
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm12
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpshufd	$78, %zmm11, %zmm2
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpxorq	%zmm11, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rdi), %zmm11, %zmm13
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 256(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 832(%rdi), %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufd	$78, %zmm12, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%zmm12, %zmm14, %zmm14
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpclmulqdq	$0, 320(%rdi), %zmm12, %zmm15
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 320(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm14, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vmovdqu64	-384(%rcx), %zmm12
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm12, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$0, 384(%rdi), %zmm12, %zmm16
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpclmulqdq	$17, 384(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm14, %zmm12, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm15, %zmm2
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	-256(%rcx), %zmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vmovdqu64	-192(%rcx), %zmm14
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %zmm12, %zmm15
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm12, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vpternlogd	$150, %zmm14, %zmm12, %zmm11
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm17, %zmm15, %zmm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-128(%rcx), %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpshufd	$78, %zmm12, %zmm15
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm12, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 640(%rdi), %zmm12, %zmm16
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 640(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm18, %zmm16, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm12, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm17, %zmm15, %zmm2
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vextracti64x4	$1, %zmm13, %ymm12
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%ymm12, %ymm13, %ymm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm13, %xmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm12, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm11, %ymm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%ymm12, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vextracti32x4	$1, %ymm11, %xmm12
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti64x4	$1, %zmm2, %ymm12
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%ymm12, %ymm2, %ymm2
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti32x4	$1, %ymm2, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm12, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%xmm13, %xmm2, %xmm2
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpslldq	$8, %xmm2, %xmm12
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm12, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpsrldq	$8, %xmm2, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm12, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm13, %xmm2
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vpshufd	$78, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm13, %xmm2
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm10, %zmm10
+	vmovdqa64	%xmm13, %xmm0
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd0_256
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
+	vpxorq	%zmm13, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd1_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd2_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd3_256
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd4_256
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd5_256
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd6_256
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd7_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd7_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd7_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed7_256
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed7_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd0_256:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd0_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed0_256
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed0_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedd256
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd1_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed1_256
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed1_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd2_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed2_256
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed2_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd3_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed3_256
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed3_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd4_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd4_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd4_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed4_256
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed4_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd5_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd5_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd5_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed5_256
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed5_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd6_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd6_256
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd6_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed6_256
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed6_256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced256:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedd256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd256:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end256
+.Laesgen_vaes512_gcm_r2_encrypt_data_drain_alone256:
 	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
@@ -7272,11 +8389,12 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm2, %xmm4, %xmm4
 	vpxorq	%xmm0, %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end256
 .Laesgen_vaes512_gcm_r2_encrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end256
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big256
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big256_2
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -7598,7 +8716,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceds256:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end256
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big256:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big256_2:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -9691,6 +10809,1067 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%rax, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top128
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain128:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_drain_alone128
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd128
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vmovdqu64	-512(%rcx), %zmm7
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vmovdqu64	-448(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpshufd	$78, %zmm7, %zmm9
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm7, %zmm9, %zmm9
+	vpclmulqdq	$0, 256(%rdi), %zmm7, %zmm2
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpclmulqdq	$17, 256(%rdi), %zmm7, %zmm7
+	vpclmulqdq	$0, 832(%rdi), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm8, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rdi), %zmm8, %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 320(%rdi), %zmm8, %zmm8
+	vpclmulqdq	$0, 896(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm11, %zmm2, %zmm2
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpxorq	%zmm10, %zmm9, %zmm8
+	vmovdqu64	-384(%rcx), %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-320(%rcx), %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm9, %zmm11
+	vpxorq	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm9, %zmm12
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vpclmulqdq	$17, 384(%rdi), %zmm9, %zmm9
+	vpclmulqdq	$0, 960(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rdi), %zmm10, %zmm14
+	vpclmulqdq	$17, 448(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 1024(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm12, %zmm2
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpternlogd	$150, %zmm13, %zmm11, %zmm8
+	vmovdqu64	-256(%rcx), %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-192(%rcx), %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm9, %zmm11
+	vpxorq	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm9, %zmm12
+	vpclmulqdq	$17, 512(%rdi), %zmm9, %zmm9
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$0, 1088(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 576(%rdi), %zmm10, %zmm14
+	vpclmulqdq	$17, 576(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 1152(%rdi), %zmm13, %zmm13
+	vpternlogd	$150, %zmm14, %zmm12, %zmm2
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vpternlogd	$150, %zmm13, %zmm11, %zmm8
+	vmovdqu64	-128(%rcx), %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vmovdqu64	-64(%rcx), %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufd	$78, %zmm9, %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm9, %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm9, %zmm12
+	vpclmulqdq	$17, 640(%rdi), %zmm9, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vpclmulqdq	$0, 1216(%rdi), %zmm11, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm14
+	vpclmulqdq	$17, 704(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 1280(%rdi), %zmm13, %zmm13
+	vpternlogd	$150, %zmm14, %zmm12, %zmm2
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm10, %zmm9, %zmm7
+	vpternlogd	$150, %zmm13, %zmm11, %zmm8
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vextracti64x4	$1, %zmm2, %ymm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%ymm9, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%ymm9, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vextracti64x4	$1, %zmm8, %ymm9
+	vpxorq	%ymm9, %ymm8, %ymm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti32x4	$1, %ymm8, %xmm9
+	vpxorq	%xmm9, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm9
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%xmm9, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm8
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm8, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm8
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm8, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm7, %zmm7
+	vpxorq	%zmm8, %zmm8, %zmm8
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds0_128
+	vmovdqu64	(%rsi), %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds1_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds2_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds3_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_128
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds0_128:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds0_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_128
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedds128
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds1_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_128
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds2_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_128
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds128:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedds128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big128:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-512(%rcx), %zmm11
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vmovdqu64	-448(%rcx), %zmm12
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpshufd	$78, %zmm11, %zmm13
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpxorq	%zmm11, %zmm13, %zmm13
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 256(%rdi), %zmm11, %zmm2
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpclmulqdq	$17, 256(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 832(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %zmm12, %zmm14
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm12, %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 320(%rdi), %zmm12, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 320(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm15, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm2
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-256(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-192(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm2
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-128(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm18, %zmm16, %zmm2
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vextracti64x4	$1, %zmm2, %ymm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%ymm13, %ymm2, %ymm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm2, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm11, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm11, %xmm13
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti32x4	$1, %ymm12, %xmm13
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpsrldq	$8, %xmm12, %xmm13
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm12
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm12, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm12
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm12, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm10, %zmm10
+	vmovdqa64	%xmm2, %xmm0
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd0_128
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
+	vpxorq	%zmm13, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd1_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd2_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd3_128
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd4_128
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd5_128
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd6_128
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd7_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd7_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd7_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed7_128
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed7_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd0_128:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd0_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed0_128
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed0_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedd128
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd1_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed1_128
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed1_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd2_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed2_128
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed2_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd3_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed3_128
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed3_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd4_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd4_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd4_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed4_128
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed4_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd5_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd5_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd5_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed5_128
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed5_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd6_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd6_128
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd6_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed6_128
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed6_128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced128:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedd128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd128:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end128
+.Laesgen_vaes512_gcm_r2_encrypt_data_drain_alone128:
 	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
@@ -9786,11 +11965,12 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm2, %xmm4, %xmm4
 	vpxorq	%xmm0, %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end128
 .Laesgen_vaes512_gcm_r2_encrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end128
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big128
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big128_2
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -10092,7 +12272,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceds128:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end128
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big128:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big128_2:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -12275,6 +14455,1095 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	movq	%rax, 1656(%rdi)
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_top192
 .Laesgen_vaes512_gcm_r2_encrypt_data_drain192:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_drain_alone192
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd192
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vmovdqu64	-512(%rcx), %zmm7
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm8
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpshufd	$78, %zmm7, %zmm2
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpclmulqdq	$0, 256(%rdi), %zmm7, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rdi), %zmm7, %zmm7
+	vpclmulqdq	$0, 832(%rdi), %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %zmm8, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vpclmulqdq	$0, 320(%rdi), %zmm8, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm8, %zmm8
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpclmulqdq	$0, 896(%rdi), %zmm10, %zmm10
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm8, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm10, %zmm2, %zmm2
+	vmovdqu64	-384(%rcx), %zmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-320(%rcx), %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rdi), %zmm8, %zmm12
+	vpclmulqdq	$17, 384(%rdi), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 960(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm10, %zmm13
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpclmulqdq	$0, 448(%rdi), %zmm10, %zmm14
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 448(%rdi), %zmm10, %zmm10
+	vpclmulqdq	$0, 1024(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm14, %zmm12, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm10, %zmm8, %zmm7
+	vpternlogd	$150, %zmm13, %zmm11, %zmm2
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-256(%rcx), %zmm8
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vmovdqu64	-192(%rcx), %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vpclmulqdq	$0, 512(%rdi), %zmm8, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 512(%rdi), %zmm8, %zmm8
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vpclmulqdq	$0, 1088(%rdi), %zmm11, %zmm11
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 576(%rdi), %zmm10, %zmm14
+	vpclmulqdq	$17, 576(%rdi), %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 1152(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm12, %zmm9
+	vpternlogd	$150, %zmm10, %zmm8, %zmm7
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vpternlogd	$150, %zmm13, %zmm11, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-128(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-64(%rcx), %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm10, %zmm10
+	vpshufd	$78, %zmm8, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm8, %zmm11, %zmm11
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vpclmulqdq	$0, 640(%rdi), %zmm8, %zmm12
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 640(%rdi), %zmm8, %zmm8
+	vpclmulqdq	$0, 1216(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %zmm10, %zmm13
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm10, %zmm13, %zmm13
+	vpclmulqdq	$0, 704(%rdi), %zmm10, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 704(%rdi), %zmm10, %zmm10
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpclmulqdq	$0, 1280(%rdi), %zmm13, %zmm13
+	vpternlogd	$150, %zmm14, %zmm12, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm10, %zmm8, %zmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm13, %zmm11, %zmm2
+	vextracti64x4	$1, %zmm9, %ymm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%ymm8, %ymm9, %ymm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm9, %xmm0
+	vpxorq	%xmm0, %xmm9, %xmm9
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vextracti64x4	$1, %zmm7, %ymm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%ymm8, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm2, %ymm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%ymm8, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm8
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vpxorq	%xmm8, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpslldq	$8, %xmm2, %xmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm8, %xmm9, %xmm9
+	vpsrldq	$8, %xmm2, %xmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm8, %xmm7, %xmm7
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm9, %xmm2
+	vpshufd	$78, %xmm9, %xmm9
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm9, %xmm2
+	vpshufd	$78, %xmm9, %xmm9
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm0
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm7, %zmm7
+	vpxorq	%zmm8, %zmm8, %zmm8
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds0_192
+	vmovdqu64	(%rsi), %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds1_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds2_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds3_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_192
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds3_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds0_192:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds0_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm9
+	vpxorq	%zmm9, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_192
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds0_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedds192
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds1_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_192
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds1_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partds2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds2_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm7, %zmm7
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingds2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_192
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholeds2_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduceds192:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpxorq	%xmm2, %xmm8, %xmm8
+	vpxorq	%xmm7, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedds192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big192:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-512(%rcx), %zmm11
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vmovdqu64	-448(%rcx), %zmm12
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpshufd	$78, %zmm11, %zmm13
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpxorq	%zmm11, %zmm13, %zmm13
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpclmulqdq	$0, 256(%rdi), %zmm11, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 256(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 832(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm12, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm12, %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 320(%rdi), %zmm12, %zmm15
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$17, 320(%rdi), %zmm12, %zmm12
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpclmulqdq	$0, 896(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm15, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm12, %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm14, %zmm13, %zmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-384(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-320(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 384(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 384(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 960(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpclmulqdq	$0, 448(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 448(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 1024(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm16, %zmm2
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vmovdqu64	-256(%rcx), %zmm13
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-192(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 512(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vpclmulqdq	$0, 1088(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 576(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 576(%rdi), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 1152(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm16, %zmm2
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-128(%rcx), %zmm13
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufd	$78, %zmm13, %zmm15
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%zmm13, %zmm15, %zmm15
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vpclmulqdq	$0, 640(%rdi), %zmm13, %zmm16
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 640(%rdi), %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 1216(%rdi), %zmm15, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %zmm14, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm14, %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 704(%rdi), %zmm14, %zmm18
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$17, 704(%rdi), %zmm14, %zmm14
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpclmulqdq	$0, 1280(%rdi), %zmm17, %zmm17
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm18, %zmm16, %zmm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm14, %zmm13, %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm17, %zmm15, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vextracti64x4	$1, %zmm2, %ymm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%ymm13, %ymm2, %ymm2
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm2, %xmm13
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%xmm13, %xmm2, %xmm2
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm11, %ymm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%ymm13, %ymm11, %ymm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm11, %xmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm12, %ymm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%ymm13, %ymm12, %ymm12
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vextracti32x4	$1, %ymm12, %xmm13
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vpxorq	%xmm13, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpslldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm13, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %xmm12, %xmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%xmm13, %xmm11, %xmm11
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm12
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm12, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm12
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm12, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm10, %zmm10
+	vmovdqa64	%xmm2, %xmm0
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd0_192
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm0
+	vpxorq	%zmm3, %zmm0, %zmm0
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm13
+	vpxorq	%zmm13, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd1_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpshufd	$78, %zmm4, %zmm0
+	vpxorq	%zmm4, %zmm0, %zmm0
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd2_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm0
+	vpxorq	%zmm5, %zmm0, %zmm0
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd3_192
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpshufd	$78, %zmm6, %zmm0
+	vpxorq	%zmm6, %zmm0, %zmm0
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd4_192
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpshufd	$78, %zmm7, %zmm0
+	vpxorq	%zmm7, %zmm0, %zmm0
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd5_192
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpshufd	$78, %zmm8, %zmm0
+	vpxorq	%zmm8, %zmm0, %zmm0
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd6_192
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpshufd	$78, %zmm9, %zmm0
+	vpxorq	%zmm9, %zmm0, %zmm0
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm0, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd7_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd7_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 1024(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd7_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed7_192
+	vmovdqu64	%zmm10, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed7_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd0_192:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd0_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %zmm5, %zmm6
+	vpxorq	%zmm5, %zmm6, %zmm6
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm7
+	vpxorq	%zmm7, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$0, 576(%rax), %zmm6, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed0_192
+	vmovdqu64	%zmm3, 1408(%rdi)
+	vmovdqu64	%zmm4, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed0_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedd192
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd1_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm5
+	vpxorq	%zmm3, %zmm5, %zmm5
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 640(%rax), %zmm5, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed1_192
+	vmovdqu64	%zmm4, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed1_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd2_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 704(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed2_192
+	vmovdqu64	%zmm5, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed2_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd3_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 768(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed3_192
+	vmovdqu64	%zmm6, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed3_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd4_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd4_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 832(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd4_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed4_192
+	vmovdqu64	%zmm7, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed4_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd5_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd5_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 896(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd5_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed5_192
+	vmovdqu64	%zmm8, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed5_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_partd6_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd6_192
+	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpshufd	$78, %zmm3, %zmm4
+	vpxorq	%zmm3, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm11, %zmm11
+	vpclmulqdq	$0, 960(%rax), %zmm4, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_pendingd6_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed6_192
+	vmovdqu64	%zmm9, 1408(%rdi)
+	vmovdqu64	%zmm0, 1472(%rdi)
+	vmovdqa64	1408(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1600(%rdi)
+	vmovdqa64	1472(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1584(%rdi)
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_wholed6_192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_reduced192:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpxorq	%xmm2, %xmm12, %xmm12
+	vpxorq	%xmm11, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_r2_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreducedd192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_endd192:
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end192
+.Laesgen_vaes512_gcm_r2_encrypt_data_drain_alone192:
 	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
@@ -12370,11 +15639,12 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vpxorq	%xmm2, %xmm4, %xmm4
 	vpxorq	%xmm0, %xmm4, %xmm4
 	vmovdqa64	%xmm4, %xmm0
+	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_end192
 .Laesgen_vaes512_gcm_r2_encrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end192
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big192
+	ja	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big192_2
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -12686,7 +15956,7 @@ aesgen_vaes512_gcm_r2_encrypt_data:
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_r2_encrypt_data_tail_unreduceds192:
 	jmp	.Laesgen_vaes512_gcm_r2_encrypt_data_tail_end192
-.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big192:
+.Laesgen_vaes512_gcm_r2_encrypt_data_tail_big192_2:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_r2_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_r2_encrypt_data_bswap512(%rip), %zmm2, %zmm3

@@ -655,9 +655,25 @@ class Body:
         self._batch_loop(bits, x, wide, inp, length, out, decrypt, True, top, drain,
                          f"steady-{bits}")
         b.bind(drain)
-        if not decrypt:
-            with b.region(f"drain-{bits}"):           # the last batch's hash
-                self.hash_blocks(x, out, self.k.batch * lanes, disp=-step, width=width)
+
+        def drain_hash() -> None:                     # the last batch's hash
+            self.hash_blocks(x, out, self.k.batch * lanes, disp=-step, width=width)
+
+        if lanes == 4 and not decrypt:
+            # the tail's AES runs beside the last batch's hash, as a loop iteration's does
+            alone = b.label(f"drain_alone{bits}")
+            with b.region(f"drain-{bits}"):
+                a.test(length, length)
+                a.je(alone)
+            self._masked_tail(bits, x, c, inp, length, out, decrypt, drain_hash, "d")
+            with b.region(f"drain-{bits}"):
+                a.jmp(end)
+                b.bind(alone)
+                drain_hash()
+                a.jmp(end)
+        elif not decrypt:
+            with b.region(f"drain-{bits}"):
+                drain_hash()
         b.bind(small)
         if lanes == 4:
             self._masked_tail(bits, x, c, inp, length, out, decrypt)
@@ -696,7 +712,7 @@ class Body:
         v.store(self.f("COUNTER"), c)
 
     def _masked_tail(self, bits: int, x: Reg, c: Reg, inp: Reg, length: Reg, out: Reg,
-                     decrypt: bool) -> None:
+                     decrypt: bool, drain=None, tag: str = "") -> None:
         """The last ``length`` bytes (less than a batch) on zmm, with no loop: one AES batch
         of registers of counters (SMALL_TAIL of them up to 64 SMALL_TAIL bytes, else
         k.batch); each register's 64 bytes are loaded, XORed and stored whole, or, in the register the message ends in, through a byte mask (masked
@@ -704,9 +720,11 @@ class Body:
         one reduction, lane l of register j by H~^(f - 4j - l) for f whole blocks, read
         from a pointer set by the (public) length: lanes past the whole blocks are zero
         and meet the zero slots after H~^1. A partial last block leaves its keystream in
-        KEYSTREAM and its ciphertext in PENDING, as a streaming call expects."""
+        KEYSTREAM and its ciphertext in PENDING, as a streaming call expects. ``drain``
+        (after the encrypt loop) emits the last batch's hash, stitched into the tail's AES
+        rounds; ``tag`` keeps this copy's labels apart."""
         a, b, k = self.a, self.b, self.k
-        end = b.label(f"tail_end{bits}")
+        end = b.label(f"tail_end{tag}{bits}")
         with b.region(f"tail-{bits}"), b.phase("tail"):
             a.test(length, length)
             a.je(end)
@@ -715,15 +733,16 @@ class Body:
             with b.region(f"tail-{bits}"), b.phase("tail"):
                 a.cmp(length, Imm(64 * SMALL_TAIL))
                 a.ja(big)
-            self._tail_registers(bits, x, c, inp, length, out, decrypt, SMALL_TAIL, "s")
+            self._tail_registers(bits, x, c, inp, length, out, decrypt, SMALL_TAIL, tag + "s",
+                                 drain)
             with b.region(f"tail-{bits}"), b.phase("tail"):
                 a.jmp(end)
             b.bind(big)
-        self._tail_registers(bits, x, c, inp, length, out, decrypt, k.batch, "")
+        self._tail_registers(bits, x, c, inp, length, out, decrypt, k.batch, tag, drain)
         b.bind(end)
 
     def _tail_registers(self, bits: int, x: Reg, c: Reg, inp: Reg, length: Reg, out: Reg,
-                        decrypt: bool, regs: int, tag: str) -> None:
+                        decrypt: bool, regs: int, tag: str, drain=None) -> None:
         """_masked_tail's work with ``regs`` registers (0 < length <= 64 regs); label
         names take ``tag``."""
         a, b, v, h, k = self.a, self.b, self.v, self.hash, self.k
@@ -743,7 +762,14 @@ class Body:
                 a.shr(n, Imm(4))
                 v.from_gp64(t, n)
                 self.k.counter.vector_add(v, c, c, t)
-            self.aes(blocks, bits)
+            if drain is None:
+                self.aes(blocks, bits)
+            else:
+                with b.capture() as rounds:
+                    self.aes(blocks, bits)
+                with b.capture() as hashing:
+                    drain()
+                b.emit_stitched(rounds, hashing)
             with b.phase("ghash_multiply"):
                 acc = Products(b.vec(width), b.vec(width), b.vec(width), k.karatsuba)
                 for part in (acc.lo, acc.hi, acc.mi):
