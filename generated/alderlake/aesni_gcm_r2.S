@@ -1446,6 +1446,11 @@ aesgen_aesni_gcm_r2_seal:
 .Laesgen_aesni_gcm_r2_seal_short_done:
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
+	cmpq	$16, %rcx
+	jne	.Laesgen_aesni_gcm_r2_seal_tag_pieces
+	vmovdqu	%xmm0, (%rax)
+	jmp	.Laesgen_aesni_gcm_r2_seal_tag_written
+.Laesgen_aesni_gcm_r2_seal_tag_pieces:
 	vmovdqa	%xmm0, 464(%rbx)
 	leaq	464(%rbx), %rdx
 	testq	$16, %rcx
@@ -1485,6 +1490,7 @@ aesgen_aesni_gcm_r2_seal:
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 .Laesgen_aesni_gcm_r2_seal_no1_4:
+.Laesgen_aesni_gcm_r2_seal_tag_written:
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -2395,6 +2401,11 @@ aesgen_aesni_gcm_r2_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	384(%rbx), %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jne	.Laesgen_aesni_gcm_r2_seal_tag_pieces_2
+	vmovdqu	%xmm0, (%rax)
+	jmp	.Laesgen_aesni_gcm_r2_seal_tag_written_2
+.Laesgen_aesni_gcm_r2_seal_tag_pieces_2:
 	vmovdqa	%xmm0, 464(%rbx)
 	leaq	464(%rbx), %rdx
 	testq	$16, %rcx
@@ -2434,6 +2445,7 @@ aesgen_aesni_gcm_r2_seal:
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 .Laesgen_aesni_gcm_r2_seal_no1_10:
+.Laesgen_aesni_gcm_r2_seal_tag_written_2:
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -4936,6 +4948,11 @@ aesgen_aesni_gcm_r2_finish_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_r2_finish_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	384(%rdi), %xmm0, %xmm0
+	cmpq	$16, %rdx
+	jne	.Laesgen_aesni_gcm_r2_finish_seal_tag_pieces
+	vmovdqu	%xmm0, (%rsi)
+	jmp	.Laesgen_aesni_gcm_r2_finish_seal_tag_written
+.Laesgen_aesni_gcm_r2_finish_seal_tag_pieces:
 	vmovdqa	%xmm0, 464(%rdi)
 	leaq	464(%rdi), %rax
 	testq	$16, %rdx
@@ -4975,6 +4992,7 @@ aesgen_aesni_gcm_r2_finish_seal:
 	movzbl	(%rax), %ecx
 	movb	%cl, (%rsi)
 .Laesgen_aesni_gcm_r2_finish_seal_no1:
+.Laesgen_aesni_gcm_r2_finish_seal_tag_written:
 	xorl	%eax, %eax
 	vzeroall
 	ret

@@ -1580,6 +1580,11 @@ aesgen_vaes256_gcm_r1_seal:
 .Laesgen_vaes256_gcm_r1_seal_short_done:
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
+	cmpq	$16, %rcx
+	jne	.Laesgen_vaes256_gcm_r1_seal_tag_pieces
+	vmovdqu	%xmm0, (%rax)
+	jmp	.Laesgen_vaes256_gcm_r1_seal_tag_written
+.Laesgen_vaes256_gcm_r1_seal_tag_pieces:
 	vmovdqa	%xmm0, 592(%rbx)
 	leaq	592(%rbx), %rdx
 	testq	$16, %rcx
@@ -1619,6 +1624,7 @@ aesgen_vaes256_gcm_r1_seal:
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 .Laesgen_vaes256_gcm_r1_seal_no1_4:
+.Laesgen_vaes256_gcm_r1_seal_tag_written:
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -2529,6 +2535,11 @@ aesgen_vaes256_gcm_r1_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	512(%rbx), %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jne	.Laesgen_vaes256_gcm_r1_seal_tag_pieces_2
+	vmovdqu	%xmm0, (%rax)
+	jmp	.Laesgen_vaes256_gcm_r1_seal_tag_written_2
+.Laesgen_vaes256_gcm_r1_seal_tag_pieces_2:
 	vmovdqa	%xmm0, 592(%rbx)
 	leaq	592(%rbx), %rdx
 	testq	$16, %rcx
@@ -2568,6 +2579,7 @@ aesgen_vaes256_gcm_r1_seal:
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 .Laesgen_vaes256_gcm_r1_seal_no1_10:
+.Laesgen_vaes256_gcm_r1_seal_tag_written_2:
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -5070,6 +5082,11 @@ aesgen_vaes256_gcm_r1_finish_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes256_gcm_r1_finish_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	512(%rdi), %xmm0, %xmm0
+	cmpq	$16, %rdx
+	jne	.Laesgen_vaes256_gcm_r1_finish_seal_tag_pieces
+	vmovdqu	%xmm0, (%rsi)
+	jmp	.Laesgen_vaes256_gcm_r1_finish_seal_tag_written
+.Laesgen_vaes256_gcm_r1_finish_seal_tag_pieces:
 	vmovdqa	%xmm0, 592(%rdi)
 	leaq	592(%rdi), %rax
 	testq	$16, %rdx
@@ -5109,6 +5126,7 @@ aesgen_vaes256_gcm_r1_finish_seal:
 	movzbl	(%rax), %ecx
 	movb	%cl, (%rsi)
 .Laesgen_vaes256_gcm_r1_finish_seal_no1:
+.Laesgen_vaes256_gcm_r1_finish_seal_tag_written:
 	xorl	%eax, %eax
 	vzeroall
 	ret

@@ -17,7 +17,7 @@
  *   aesgen_vaes512_gcm_none_aad   requires AVX, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
  *   aesgen_vaes512_gcm_none_encrypt   requires AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
  *   aesgen_vaes512_gcm_none_decrypt   requires AVX, BMI2, VAES, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
- *   aesgen_vaes512_gcm_none_finish_seal   requires AVX, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
+ *   aesgen_vaes512_gcm_none_finish_seal   requires AVX, BMI2, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
  *   aesgen_vaes512_gcm_none_finish_open   requires AVX, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
  *   aesgen_vaes512_gcm_none_wipe   requires AVX, AVX512F, AVX512VL
  *
@@ -1757,45 +1757,10 @@ aesgen_vaes512_gcm_none_seal:
 .Laesgen_vaes512_gcm_none_seal_short_done:
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
-	vmovdqa64	%xmm0, 1040(%rbx)
-	leaq	1040(%rbx), %rdx
-	testq	$16, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no16
-	movq	(%rdx), %rsi
-	movq	%rsi, (%rax)
-	movq	8(%rdx), %rsi
-	movq	%rsi, 8(%rax)
-	addq	$16, %rdx
-	addq	$16, %rax
-.Laesgen_vaes512_gcm_none_seal_no16:
-	testq	$8, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no8
-	movq	(%rdx), %rsi
-	movq	%rsi, (%rax)
-	addq	$8, %rdx
-	addq	$8, %rax
-.Laesgen_vaes512_gcm_none_seal_no8:
-	testq	$4, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no4
-	movl	(%rdx), %esi
-	movl	%esi, (%rax)
-	addq	$4, %rdx
-	addq	$4, %rax
-.Laesgen_vaes512_gcm_none_seal_no4:
-	testq	$2, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no2
-	movzbl	(%rdx), %esi
-	movb	%sil, (%rax)
-	movzbl	1(%rdx), %esi
-	movb	%sil, 1(%rax)
-	addq	$2, %rdx
-	addq	$2, %rax
-.Laesgen_vaes512_gcm_none_seal_no2:
-	testq	$1, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no1
-	movzbl	(%rdx), %esi
-	movb	%sil, (%rax)
-.Laesgen_vaes512_gcm_none_seal_no1:
+	movq	$-1, %rdx
+	bzhiq	%rcx, %rdx, %rdx
+	kmovq	%rdx, %k1
+	vmovdqu8	%xmm0, (%rax){%k1}
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -1962,33 +1927,33 @@ aesgen_vaes512_gcm_none_seal:
 	leaq	1008(%rbx,%r10,1), %r12
 	movq	%rsi, %rbp
 	testq	$8, %r11
-	je	.Laesgen_vaes512_gcm_none_seal_no8_2
+	je	.Laesgen_vaes512_gcm_none_seal_no8
 	movq	(%rbp), %r13
 	movq	%r13, (%r12)
 	addq	$8, %rbp
 	addq	$8, %r12
-.Laesgen_vaes512_gcm_none_seal_no8_2:
+.Laesgen_vaes512_gcm_none_seal_no8:
 	testq	$4, %r11
-	je	.Laesgen_vaes512_gcm_none_seal_no4_2
+	je	.Laesgen_vaes512_gcm_none_seal_no4
 	movl	(%rbp), %r13d
 	movl	%r13d, (%r12)
 	addq	$4, %rbp
 	addq	$4, %r12
-.Laesgen_vaes512_gcm_none_seal_no4_2:
+.Laesgen_vaes512_gcm_none_seal_no4:
 	testq	$2, %r11
-	je	.Laesgen_vaes512_gcm_none_seal_no2_2
+	je	.Laesgen_vaes512_gcm_none_seal_no2
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
 	movzbl	1(%rbp), %r13d
 	movb	%r13b, 1(%r12)
 	addq	$2, %rbp
 	addq	$2, %r12
-.Laesgen_vaes512_gcm_none_seal_no2_2:
+.Laesgen_vaes512_gcm_none_seal_no2:
 	testq	$1, %r11
-	je	.Laesgen_vaes512_gcm_none_seal_no1_2
+	je	.Laesgen_vaes512_gcm_none_seal_no1
 	movzbl	(%rbp), %r13d
 	movb	%r13b, (%r12)
-.Laesgen_vaes512_gcm_none_seal_no1_2:
+.Laesgen_vaes512_gcm_none_seal_no1:
 	addq	%r11, %rsi
 	subq	%r11, %rdx
 	addq	%r11, %r10
@@ -2133,33 +2098,33 @@ aesgen_vaes512_gcm_none_seal:
 	je	.Laesgen_vaes512_gcm_none_seal_absorbed
 	leaq	1008(%rbx), %r10
 	testq	$8, %rdx
-	je	.Laesgen_vaes512_gcm_none_seal_no8_3
+	je	.Laesgen_vaes512_gcm_none_seal_no8_2
 	movq	(%rsi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rsi
 	addq	$8, %r10
-.Laesgen_vaes512_gcm_none_seal_no8_3:
+.Laesgen_vaes512_gcm_none_seal_no8_2:
 	testq	$4, %rdx
-	je	.Laesgen_vaes512_gcm_none_seal_no4_3
+	je	.Laesgen_vaes512_gcm_none_seal_no4_2
 	movl	(%rsi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rsi
 	addq	$4, %r10
-.Laesgen_vaes512_gcm_none_seal_no4_3:
+.Laesgen_vaes512_gcm_none_seal_no4_2:
 	testq	$2, %rdx
-	je	.Laesgen_vaes512_gcm_none_seal_no2_3
+	je	.Laesgen_vaes512_gcm_none_seal_no2_2
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rsi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rsi
 	addq	$2, %r10
-.Laesgen_vaes512_gcm_none_seal_no2_3:
+.Laesgen_vaes512_gcm_none_seal_no2_2:
 	testq	$1, %rdx
-	je	.Laesgen_vaes512_gcm_none_seal_no1_3
+	je	.Laesgen_vaes512_gcm_none_seal_no1_2
 	movzbl	(%rsi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_vaes512_gcm_none_seal_no1_3:
+.Laesgen_vaes512_gcm_none_seal_no1_2:
 .Laesgen_vaes512_gcm_none_seal_absorbed:
 	vmovdqa64	%xmm0, 992(%rbx)
 	vmovdqa64	992(%rbx), %xmm0
@@ -2318,33 +2283,33 @@ aesgen_vaes512_gcm_none_seal:
 	leaq	1008(%rbx,%rdx,1), %r10
 	movq	%rcx, %rdi
 	testq	$8, %rsi
-	je	.Laesgen_vaes512_gcm_none_seal_no8_4
+	je	.Laesgen_vaes512_gcm_none_seal_no8_3
 	movq	(%rdi), %r11
 	movq	%r11, (%r10)
 	addq	$8, %rdi
 	addq	$8, %r10
-.Laesgen_vaes512_gcm_none_seal_no8_4:
+.Laesgen_vaes512_gcm_none_seal_no8_3:
 	testq	$4, %rsi
-	je	.Laesgen_vaes512_gcm_none_seal_no4_4
+	je	.Laesgen_vaes512_gcm_none_seal_no4_3
 	movl	(%rdi), %r11d
 	movl	%r11d, (%r10)
 	addq	$4, %rdi
 	addq	$4, %r10
-.Laesgen_vaes512_gcm_none_seal_no4_4:
+.Laesgen_vaes512_gcm_none_seal_no4_3:
 	testq	$2, %rsi
-	je	.Laesgen_vaes512_gcm_none_seal_no2_4
+	je	.Laesgen_vaes512_gcm_none_seal_no2_3
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
 	movzbl	1(%rdi), %r11d
 	movb	%r11b, 1(%r10)
 	addq	$2, %rdi
 	addq	$2, %r10
-.Laesgen_vaes512_gcm_none_seal_no2_4:
+.Laesgen_vaes512_gcm_none_seal_no2_3:
 	testq	$1, %rsi
-	je	.Laesgen_vaes512_gcm_none_seal_no1_4
+	je	.Laesgen_vaes512_gcm_none_seal_no1_3
 	movzbl	(%rdi), %r11d
 	movb	%r11b, (%r10)
-.Laesgen_vaes512_gcm_none_seal_no1_4:
+.Laesgen_vaes512_gcm_none_seal_no1_3:
 	addq	%rsi, %rcx
 	subq	%rsi, %rax
 	addq	%rsi, %rdx
@@ -2489,33 +2454,33 @@ aesgen_vaes512_gcm_none_seal:
 	je	.Laesgen_vaes512_gcm_none_seal_absorbed_2
 	leaq	1008(%rbx), %rdx
 	testq	$8, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no8_5
+	je	.Laesgen_vaes512_gcm_none_seal_no8_4
 	movq	(%rcx), %rsi
 	movq	%rsi, (%rdx)
 	addq	$8, %rcx
 	addq	$8, %rdx
-.Laesgen_vaes512_gcm_none_seal_no8_5:
+.Laesgen_vaes512_gcm_none_seal_no8_4:
 	testq	$4, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no4_5
+	je	.Laesgen_vaes512_gcm_none_seal_no4_4
 	movl	(%rcx), %esi
 	movl	%esi, (%rdx)
 	addq	$4, %rcx
 	addq	$4, %rdx
-.Laesgen_vaes512_gcm_none_seal_no4_5:
+.Laesgen_vaes512_gcm_none_seal_no4_4:
 	testq	$2, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no2_5
+	je	.Laesgen_vaes512_gcm_none_seal_no2_4
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
 	movzbl	1(%rcx), %esi
 	movb	%sil, 1(%rdx)
 	addq	$2, %rcx
 	addq	$2, %rdx
-.Laesgen_vaes512_gcm_none_seal_no2_5:
+.Laesgen_vaes512_gcm_none_seal_no2_4:
 	testq	$1, %rax
-	je	.Laesgen_vaes512_gcm_none_seal_no1_5
+	je	.Laesgen_vaes512_gcm_none_seal_no1_4
 	movzbl	(%rcx), %esi
 	movb	%sil, (%rdx)
-.Laesgen_vaes512_gcm_none_seal_no1_5:
+.Laesgen_vaes512_gcm_none_seal_no1_4:
 .Laesgen_vaes512_gcm_none_seal_absorbed_2:
 	vmovdqa64	%xmm0, 992(%rbx)
 .Laesgen_vaes512_gcm_none_seal_data:
@@ -2609,45 +2574,10 @@ aesgen_vaes512_gcm_none_seal:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	960(%rbx), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1040(%rbx)
-	leaq	1040(%rbx), %rdx
-	testq	$16, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no16_2
-	movq	(%rdx), %rsi
-	movq	%rsi, (%rax)
-	movq	8(%rdx), %rsi
-	movq	%rsi, 8(%rax)
-	addq	$16, %rdx
-	addq	$16, %rax
-.Laesgen_vaes512_gcm_none_seal_no16_2:
-	testq	$8, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no8_6
-	movq	(%rdx), %rsi
-	movq	%rsi, (%rax)
-	addq	$8, %rdx
-	addq	$8, %rax
-.Laesgen_vaes512_gcm_none_seal_no8_6:
-	testq	$4, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no4_6
-	movl	(%rdx), %esi
-	movl	%esi, (%rax)
-	addq	$4, %rdx
-	addq	$4, %rax
-.Laesgen_vaes512_gcm_none_seal_no4_6:
-	testq	$2, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no2_6
-	movzbl	(%rdx), %esi
-	movb	%sil, (%rax)
-	movzbl	1(%rdx), %esi
-	movb	%sil, 1(%rax)
-	addq	$2, %rdx
-	addq	$2, %rax
-.Laesgen_vaes512_gcm_none_seal_no2_6:
-	testq	$1, %rcx
-	je	.Laesgen_vaes512_gcm_none_seal_no1_6
-	movzbl	(%rdx), %esi
-	movb	%sil, (%rax)
-.Laesgen_vaes512_gcm_none_seal_no1_6:
+	movq	$-1, %rdx
+	bzhiq	%rcx, %rdx, %rdx
+	kmovq	%rdx, %k1
+	vmovdqu8	%xmm0, (%rax){%k1}
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -4822,7 +4752,7 @@ aesgen_vaes512_gcm_none_decrypt:
 
 # finish_seal(ctx, tag, tag_len): write the first tag_len bytes of the tag.
 # Returns 0, or -1 for tag_len outside 4..16.
-# Requires: AVX, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
+# Requires: AVX, BMI2, VPCLMULQDQ, AVX512F, AVX512BW, AVX512VL
 	.text
 	.globl	aesgen_vaes512_gcm_none_finish_seal
 	.type	aesgen_vaes512_gcm_none_finish_seal, @function
@@ -4916,45 +4846,10 @@ aesgen_vaes512_gcm_none_finish_seal:
 	vpxorq	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_vaes512_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxorq	960(%rdi), %xmm0, %xmm0
-	vmovdqa64	%xmm0, 1040(%rdi)
-	leaq	1040(%rdi), %rax
-	testq	$16, %rdx
-	je	.Laesgen_vaes512_gcm_none_finish_seal_no16
-	movq	(%rax), %rcx
-	movq	%rcx, (%rsi)
-	movq	8(%rax), %rcx
-	movq	%rcx, 8(%rsi)
-	addq	$16, %rax
-	addq	$16, %rsi
-.Laesgen_vaes512_gcm_none_finish_seal_no16:
-	testq	$8, %rdx
-	je	.Laesgen_vaes512_gcm_none_finish_seal_no8
-	movq	(%rax), %rcx
-	movq	%rcx, (%rsi)
-	addq	$8, %rax
-	addq	$8, %rsi
-.Laesgen_vaes512_gcm_none_finish_seal_no8:
-	testq	$4, %rdx
-	je	.Laesgen_vaes512_gcm_none_finish_seal_no4
-	movl	(%rax), %ecx
-	movl	%ecx, (%rsi)
-	addq	$4, %rax
-	addq	$4, %rsi
-.Laesgen_vaes512_gcm_none_finish_seal_no4:
-	testq	$2, %rdx
-	je	.Laesgen_vaes512_gcm_none_finish_seal_no2
-	movzbl	(%rax), %ecx
-	movb	%cl, (%rsi)
-	movzbl	1(%rax), %ecx
-	movb	%cl, 1(%rsi)
-	addq	$2, %rax
-	addq	$2, %rsi
-.Laesgen_vaes512_gcm_none_finish_seal_no2:
-	testq	$1, %rdx
-	je	.Laesgen_vaes512_gcm_none_finish_seal_no1
-	movzbl	(%rax), %ecx
-	movb	%cl, (%rsi)
-.Laesgen_vaes512_gcm_none_finish_seal_no1:
+	movq	$-1, %rax
+	bzhiq	%rdx, %rax, %rax
+	kmovq	%rax, %k1
+	vmovdqu8	%xmm0, (%rsi){%k1}
 	xorl	%eax, %eax
 	vzeroall
 	ret
@@ -5731,6 +5626,1109 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top256
 .Laesgen_vaes512_gcm_none_encrypt_data_drain256:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone256
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vmovdqu64	-512(%rcx), %zmm7
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vmovdqu64	-448(%rcx), %zmm8
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpclmulqdq	$0, 256(%rdi), %zmm7, %zmm2
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpclmulqdq	$17, 256(%rdi), %zmm7, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 256(%rdi), %zmm7, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, 256(%rdi), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 320(%rdi), %zmm8, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 320(%rdi), %zmm8, %zmm12
+	vpclmulqdq	$1, 320(%rdi), %zmm8, %zmm13
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpclmulqdq	$16, 320(%rdi), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm11, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm12, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqa64	%zmm10, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm13, %zmm7, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vmovdqu64	-384(%rcx), %zmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-320(%rcx), %zmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm7, %zmm11
+	vpclmulqdq	$17, 384(%rdi), %zmm7, %zmm12
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpclmulqdq	$1, 384(%rdi), %zmm7, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, 384(%rdi), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rdi), %zmm8, %zmm14
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 448(%rdi), %zmm8, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 448(%rdi), %zmm8, %zmm16
+	vpclmulqdq	$16, 448(%rdi), %zmm8, %zmm8
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vpternlogd	$150, %zmm14, %zmm11, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm15, %zmm12, %zmm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm7, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm8, %zmm16, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-256(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vmovdqu64	-192(%rcx), %zmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 512(%rdi), %zmm7, %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 512(%rdi), %zmm7, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 512(%rdi), %zmm7, %zmm13
+	vpclmulqdq	$16, 512(%rdi), %zmm7, %zmm7
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vpclmulqdq	$0, 576(%rdi), %zmm8, %zmm14
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 576(%rdi), %zmm8, %zmm15
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$1, 576(%rdi), %zmm8, %zmm16
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 576(%rdi), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm14, %zmm11, %zmm2
+	vpternlogd	$150, %zmm15, %zmm12, %zmm9
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vpternlogd	$150, %zmm7, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm8, %zmm16, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-128(%rcx), %zmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpclmulqdq	$0, 640(%rdi), %zmm7, %zmm11
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 640(%rdi), %zmm7, %zmm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$1, 640(%rdi), %zmm7, %zmm13
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 640(%rdi), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 704(%rdi), %zmm8, %zmm14
+	vpclmulqdq	$17, 704(%rdi), %zmm8, %zmm15
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpclmulqdq	$1, 704(%rdi), %zmm8, %zmm16
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, 704(%rdi), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm14, %zmm11, %zmm2
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm15, %zmm12, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm7, %zmm13, %zmm10
+	vpternlogd	$150, %zmm8, %zmm16, %zmm10
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vextracti64x4	$1, %zmm2, %ymm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%ymm7, %ymm2, %ymm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti32x4	$1, %ymm2, %xmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm9, %ymm0
+	vpxorq	%ymm0, %ymm9, %ymm9
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vextracti32x4	$1, %ymm9, %xmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti64x4	$1, %zmm10, %ymm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%ymm7, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm10, %xmm0
+	vpxorq	%xmm0, %xmm10, %xmm10
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vpslldq	$8, %xmm10, %xmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpsrldq	$8, %xmm10, %xmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm7
+	vpshufd	$78, %xmm2, %xmm2
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm7
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm7, %zmm7
+	vpxorq	%zmm8, %zmm8, %zmm8
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_256
+	vmovdqu64	(%rsi), %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$1, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$1, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$1, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_256
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_256:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_256
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds256
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_256
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_256
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds256:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-512(%rcx), %zmm11
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm12
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$0, 256(%rdi), %zmm11, %zmm2
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$17, 256(%rdi), %zmm11, %zmm13
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$1, 256(%rdi), %zmm11, %zmm14
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, 256(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 320(%rdi), %zmm12, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 320(%rdi), %zmm12, %zmm16
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$1, 320(%rdi), %zmm12, %zmm17
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, 320(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%zmm15, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm16, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqa64	%zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm17, %zmm11, %zmm14
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%zmm12, %zmm14, %zmm14
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-384(%rcx), %zmm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-320(%rcx), %zmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 384(%rdi), %zmm11, %zmm15
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$17, 384(%rdi), %zmm11, %zmm16
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 384(%rdi), %zmm11, %zmm17
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, 384(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rdi), %zmm12, %zmm18
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 448(%rdi), %zmm12, %zmm19
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$1, 448(%rdi), %zmm12, %zmm20
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$16, 448(%rdi), %zmm12, %zmm12
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm18, %zmm15, %zmm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm19, %zmm16, %zmm13
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm11, %zmm17, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm12, %zmm20, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-256(%rcx), %zmm11
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-192(%rcx), %zmm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 512(%rdi), %zmm11, %zmm15
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 512(%rdi), %zmm11, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$1, 512(%rdi), %zmm11, %zmm17
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$16, 512(%rdi), %zmm11, %zmm11
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 576(%rdi), %zmm12, %zmm18
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 576(%rdi), %zmm12, %zmm19
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 576(%rdi), %zmm12, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, 576(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm15, %zmm2
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm19, %zmm16, %zmm13
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm11, %zmm17, %zmm14
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm12, %zmm20, %zmm14
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-128(%rcx), %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vmovdqu64	-64(%rcx), %zmm12
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 640(%rdi), %zmm11, %zmm15
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 640(%rdi), %zmm11, %zmm16
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 640(%rdi), %zmm11, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, 640(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 704(%rdi), %zmm12, %zmm18
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$17, 704(%rdi), %zmm12, %zmm19
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 704(%rdi), %zmm12, %zmm20
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, 704(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm15, %zmm2
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm19, %zmm16, %zmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm11, %zmm17, %zmm14
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm12, %zmm20, %zmm14
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm2, %ymm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%ymm11, %ymm2, %ymm2
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm2, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm13, %ymm11
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%ymm11, %ymm13, %ymm13
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti32x4	$1, %ymm13, %xmm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm11, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm14, %ymm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%ymm11, %ymm14, %ymm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti32x4	$1, %ymm14, %xmm11
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%xmm11, %xmm14, %xmm14
+	vbroadcasti32x4	208(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpslldq	$8, %xmm14, %xmm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %xmm14, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm11, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm11
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpshufd	$78, %xmm2, %xmm2
+	vbroadcasti32x4	224(%rdi), %zmm0
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm11
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpshufd	$78, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm13, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm10, %zmm10
+	vmovdqa64	%xmm2, %xmm0
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_256
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_256
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_256
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_256
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_256
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_256
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_256
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd7_256:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_256
+	vmovdqu64	%zmm10, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_256:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_256
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_256:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd256
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_256:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_256
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_256:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_256
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_256:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_256
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_256:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_256
+	vmovdqu64	%zmm7, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_256:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_256
+	vmovdqu64	%zmm8, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_256:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_256
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_256:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_256
+	vmovdqu64	%zmm9, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced256:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd256:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end256
+.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone256:
 	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
@@ -5821,11 +6819,12 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpxorq	%xmm4, %xmm3, %xmm3
 	vmovdqa64	%xmm3, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end256
 .Laesgen_vaes512_gcm_none_encrypt_data_small256:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256_2
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -6145,7 +7144,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds256:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end256
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_big256_2:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -7118,6 +8117,1053 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top128
 .Laesgen_vaes512_gcm_none_encrypt_data_drain128:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone128
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vmovdqu64	-512(%rcx), %zmm7
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vmovdqu64	-448(%rcx), %zmm8
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpclmulqdq	$0, 256(%rdi), %zmm7, %zmm9
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpclmulqdq	$17, 256(%rdi), %zmm7, %zmm2
+	vpclmulqdq	$1, 256(%rdi), %zmm7, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpclmulqdq	$16, 256(%rdi), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rdi), %zmm8, %zmm11
+	vpclmulqdq	$17, 320(%rdi), %zmm8, %zmm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$1, 320(%rdi), %zmm8, %zmm13
+	vpclmulqdq	$16, 320(%rdi), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%zmm11, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%zmm12, %zmm2, %zmm2
+	vmovdqa64	%zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpternlogd	$150, %zmm13, %zmm7, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-384(%rcx), %zmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 384(%rdi), %zmm7, %zmm11
+	vpclmulqdq	$17, 384(%rdi), %zmm7, %zmm12
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vpclmulqdq	$1, 384(%rdi), %zmm7, %zmm13
+	vpclmulqdq	$16, 384(%rdi), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rdi), %zmm8, %zmm14
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 448(%rdi), %zmm8, %zmm15
+	vpclmulqdq	$1, 448(%rdi), %zmm8, %zmm16
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 448(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm11, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm15, %zmm12, %zmm2
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpternlogd	$150, %zmm7, %zmm13, %zmm10
+	vpternlogd	$150, %zmm8, %zmm16, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-256(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-192(%rcx), %zmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpclmulqdq	$0, 512(%rdi), %zmm7, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 512(%rdi), %zmm7, %zmm12
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$1, 512(%rdi), %zmm7, %zmm13
+	vpclmulqdq	$16, 512(%rdi), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 576(%rdi), %zmm8, %zmm14
+	vpclmulqdq	$17, 576(%rdi), %zmm8, %zmm15
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$1, 576(%rdi), %zmm8, %zmm16
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 576(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm11, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm15, %zmm12, %zmm2
+	vpternlogd	$150, %zmm7, %zmm13, %zmm10
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vpternlogd	$150, %zmm8, %zmm16, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-128(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-64(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 640(%rdi), %zmm7, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 640(%rdi), %zmm7, %zmm12
+	vpclmulqdq	$1, 640(%rdi), %zmm7, %zmm13
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vpclmulqdq	$16, 640(%rdi), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 704(%rdi), %zmm8, %zmm14
+	vpclmulqdq	$17, 704(%rdi), %zmm8, %zmm15
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$1, 704(%rdi), %zmm8, %zmm16
+	vpclmulqdq	$16, 704(%rdi), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm14, %zmm11, %zmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm15, %zmm12, %zmm2
+	vpternlogd	$150, %zmm7, %zmm13, %zmm10
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vpternlogd	$150, %zmm8, %zmm16, %zmm10
+	vextracti64x4	$1, %zmm9, %ymm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%ymm7, %ymm9, %ymm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti32x4	$1, %ymm9, %xmm7
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm2, %ymm7
+	vpxorq	%ymm7, %ymm2, %ymm2
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm2, %xmm7
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm10, %ymm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%ymm7, %ymm10, %ymm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti32x4	$1, %ymm10, %xmm7
+	vpxorq	%xmm7, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpslldq	$8, %xmm10, %xmm7
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpsrldq	$8, %xmm10, %xmm7
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm7
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm9, %xmm7
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpshufd	$78, %xmm9, %xmm9
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm2, %xmm9, %xmm9
+	vmovdqa64	%xmm9, %xmm0
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm7, %zmm7
+	vpxorq	%zmm8, %zmm8, %zmm8
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_128
+	vmovdqu64	(%rsi), %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$1, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$1, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$1, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_128
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_128:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_128
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds128
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_128
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_128
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds128:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-512(%rcx), %zmm11
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vmovdqu64	-448(%rcx), %zmm12
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpclmulqdq	$0, 256(%rdi), %zmm11, %zmm13
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpclmulqdq	$17, 256(%rdi), %zmm11, %zmm14
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vpclmulqdq	$1, 256(%rdi), %zmm11, %zmm2
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpclmulqdq	$16, 256(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rdi), %zmm12, %zmm15
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 320(%rdi), %zmm12, %zmm16
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 320(%rdi), %zmm12, %zmm17
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, 320(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%zmm16, %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vmovdqa64	%zmm2, %zmm2
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpternlogd	$150, %zmm17, %zmm11, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm12, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-384(%rcx), %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-320(%rcx), %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$0, 384(%rdi), %zmm11, %zmm15
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$17, 384(%rdi), %zmm11, %zmm16
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vpclmulqdq	$1, 384(%rdi), %zmm11, %zmm17
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, 384(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 448(%rdi), %zmm12, %zmm18
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 448(%rdi), %zmm12, %zmm19
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 448(%rdi), %zmm12, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, 448(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm15, %zmm13
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm19, %zmm16, %zmm14
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpternlogd	$150, %zmm11, %zmm17, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm12, %zmm20, %zmm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-256(%rcx), %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-192(%rcx), %zmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 512(%rdi), %zmm11, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 512(%rdi), %zmm11, %zmm16
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vpclmulqdq	$1, 512(%rdi), %zmm11, %zmm17
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, 512(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 576(%rdi), %zmm12, %zmm18
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 576(%rdi), %zmm12, %zmm19
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 576(%rdi), %zmm12, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, 576(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm18, %zmm15, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm19, %zmm16, %zmm14
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm17, %zmm2
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vpternlogd	$150, %zmm12, %zmm20, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqu64	-128(%rcx), %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vmovdqu64	-64(%rcx), %zmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$0, 640(%rdi), %zmm11, %zmm15
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$17, 640(%rdi), %zmm11, %zmm16
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$1, 640(%rdi), %zmm11, %zmm17
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vpclmulqdq	$16, 640(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 704(%rdi), %zmm12, %zmm18
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 704(%rdi), %zmm12, %zmm19
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 704(%rdi), %zmm12, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, 704(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm18, %zmm15, %zmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm19, %zmm16, %zmm14
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm11, %zmm17, %zmm2
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vpternlogd	$150, %zmm12, %zmm20, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm13, %ymm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%ymm11, %ymm13, %ymm13
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm13, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm14, %ymm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%ymm11, %ymm14, %ymm14
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vextracti32x4	$1, %ymm14, %xmm11
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpxorq	%xmm11, %xmm14, %xmm14
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm2, %ymm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%ymm11, %ymm2, %ymm2
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti32x4	$1, %ymm2, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpslldq	$8, %xmm2, %xmm11
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm11, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpsrldq	$8, %xmm2, %xmm11
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%xmm11, %xmm14, %xmm14
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm2
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpshufd	$78, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm2
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm14, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm10, %zmm10
+	vmovdqa64	%xmm13, %xmm0
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_128
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_128
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_128
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_128
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_128
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_128
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_128
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd7_128:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_128
+	vmovdqu64	%zmm10, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_128:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_128
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_128:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd128
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_128:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_128
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_128:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_128
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_128:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_128
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_128:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_128
+	vmovdqu64	%zmm7, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_128:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_128
+	vmovdqu64	%zmm8, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_128:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_128
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_128:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_128
+	vmovdqu64	%zmm9, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced128:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd128:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end128
+.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone128:
 	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
@@ -7208,11 +9254,12 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpxorq	%xmm4, %xmm3, %xmm3
 	vmovdqa64	%xmm3, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end128
 .Laesgen_vaes512_gcm_none_encrypt_data_small128:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128_2
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -7512,7 +9559,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds128:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end128
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_big128_2:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -8485,6 +10532,1081 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	subq	$512, %rdx
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_top192
 .Laesgen_vaes512_gcm_none_encrypt_data_drain192:
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone192
+	testq	%rdx, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192
+	cmpq	$256, %rdx
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vmovdqu64	-512(%rcx), %zmm7
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm8
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpclmulqdq	$0, 256(%rdi), %zmm7, %zmm2
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpclmulqdq	$17, 256(%rdi), %zmm7, %zmm9
+	vpclmulqdq	$1, 256(%rdi), %zmm7, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, 256(%rdi), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 320(%rdi), %zmm8, %zmm11
+	vpclmulqdq	$17, 320(%rdi), %zmm8, %zmm12
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$1, 320(%rdi), %zmm8, %zmm13
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$16, 320(%rdi), %zmm8, %zmm8
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpxorq	%zmm11, %zmm2, %zmm2
+	vpxorq	%zmm12, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqa64	%zmm10, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm13, %zmm7, %zmm10
+	vpxorq	%zmm8, %zmm10, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-384(%rcx), %zmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vmovdqu64	-320(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rdi), %zmm7, %zmm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$17, 384(%rdi), %zmm7, %zmm12
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$1, 384(%rdi), %zmm7, %zmm13
+	vpclmulqdq	$16, 384(%rdi), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 448(%rdi), %zmm8, %zmm14
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpclmulqdq	$17, 448(%rdi), %zmm8, %zmm15
+	vpclmulqdq	$1, 448(%rdi), %zmm8, %zmm16
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$16, 448(%rdi), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm14, %zmm11, %zmm2
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm15, %zmm12, %zmm9
+	vpternlogd	$150, %zmm7, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm8, %zmm16, %zmm10
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vmovdqu64	-256(%rcx), %zmm7
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vmovdqu64	-192(%rcx), %zmm8
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 512(%rdi), %zmm7, %zmm11
+	vpclmulqdq	$17, 512(%rdi), %zmm7, %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 512(%rdi), %zmm7, %zmm13
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vpclmulqdq	$16, 512(%rdi), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 576(%rdi), %zmm8, %zmm14
+	vpclmulqdq	$17, 576(%rdi), %zmm8, %zmm15
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$1, 576(%rdi), %zmm8, %zmm16
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 576(%rdi), %zmm8, %zmm8
+	vpternlogd	$150, %zmm14, %zmm11, %zmm2
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm15, %zmm12, %zmm9
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vpternlogd	$150, %zmm7, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm8, %zmm16, %zmm10
+	vmovdqu64	-128(%rcx), %zmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-64(%rcx), %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 640(%rdi), %zmm7, %zmm11
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vpclmulqdq	$17, 640(%rdi), %zmm7, %zmm12
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 640(%rdi), %zmm7, %zmm13
+	vpclmulqdq	$16, 640(%rdi), %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 704(%rdi), %zmm8, %zmm14
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 704(%rdi), %zmm8, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 704(%rdi), %zmm8, %zmm16
+	vpclmulqdq	$16, 704(%rdi), %zmm8, %zmm8
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpternlogd	$150, %zmm14, %zmm11, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm15, %zmm12, %zmm9
+	vpternlogd	$150, %zmm7, %zmm13, %zmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm8, %zmm16, %zmm10
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vextracti64x4	$1, %zmm2, %ymm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%ymm7, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm7
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti64x4	$1, %zmm9, %ymm7
+	vpxorq	%ymm7, %ymm9, %ymm9
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti32x4	$1, %ymm9, %xmm7
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti64x4	$1, %zmm10, %ymm0
+	vpxorq	%ymm0, %ymm10, %ymm10
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vextracti32x4	$1, %ymm10, %xmm7
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm7, %xmm10, %xmm10
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpslldq	$8, %xmm10, %xmm7
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpsrldq	$8, %xmm10, %xmm7
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm7, %xmm9, %xmm9
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm7
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm7
+	vpshufd	$78, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm9, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm7, %zmm7, %zmm7
+	vpxorq	%zmm8, %zmm8, %zmm8
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_192
+	vmovdqu64	(%rsi), %zmm9
+	vpxorq	%zmm9, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$1, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$1, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$1, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_192
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds3_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds0_192:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm7, %zmm7
+	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm8, %zmm8
+	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_192
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds0_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds192
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm7, %zmm7
+	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm8, %zmm8
+	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_192
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds1_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partds2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm7, %zmm7
+	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm8, %zmm8
+	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm8, %zmm8
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingds2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_192
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholeds2_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduceds192:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm7, %ymm0
+	vpxorq	%ymm0, %ymm7, %ymm7
+	vextracti32x4	$1, %ymm7, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vextracti64x4	$1, %zmm8, %ymm0
+	vpxorq	%ymm0, %ymm8, %ymm8
+	vextracti32x4	$1, %ymm8, %xmm0
+	vpxorq	%xmm0, %xmm8, %xmm8
+	vpslldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm8, %xmm0
+	vpxorq	%xmm0, %xmm7, %xmm7
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm7, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedds192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192:
+	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm4
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm5
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm6
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm7
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm8
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm9
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm10
+	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_step4(%rip), %zmm2, %zmm2
+	leaq	15(%rdx), %rax
+	shrq	$4, %rax
+	vmovq	%rax, %xmm2
+	vpaddd	%xmm2, %xmm1, %xmm1
+	vbroadcasti32x4	(%rdi), %zmm2
+	vpxorq	%zmm2, %zmm3, %zmm3
+	vmovdqu64	-512(%rcx), %zmm11
+	vpxorq	%zmm2, %zmm4, %zmm4
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpxorq	%zmm2, %zmm6, %zmm6
+	vpxorq	%zmm2, %zmm7, %zmm7
+	vmovdqu64	-448(%rcx), %zmm12
+	vpxorq	%zmm2, %zmm8, %zmm8
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vpxorq	%zmm2, %zmm9, %zmm9
+	vpclmulqdq	$0, 256(%rdi), %zmm11, %zmm13
+	vpxorq	%zmm2, %zmm10, %zmm10
+	vbroadcasti32x4	16(%rdi), %zmm0
+	vpclmulqdq	$17, 256(%rdi), %zmm11, %zmm2
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 256(%rdi), %zmm11, %zmm14
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, 256(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, 320(%rdi), %zmm12, %zmm15
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 320(%rdi), %zmm12, %zmm16
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$1, 320(%rdi), %zmm12, %zmm17
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$16, 320(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vbroadcasti32x4	32(%rdi), %zmm0
+	vpxorq	%zmm15, %zmm13, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpxorq	%zmm16, %zmm2, %zmm2
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vmovdqa64	%zmm14, %zmm14
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm17, %zmm11, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpxorq	%zmm12, %zmm14, %zmm14
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vmovdqu64	-384(%rcx), %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vbroadcasti32x4	48(%rdi), %zmm0
+	vmovdqu64	-320(%rcx), %zmm12
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$0, 384(%rdi), %zmm11, %zmm15
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$17, 384(%rdi), %zmm11, %zmm16
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$1, 384(%rdi), %zmm11, %zmm17
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$16, 384(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$0, 448(%rdi), %zmm12, %zmm18
+	vbroadcasti32x4	64(%rdi), %zmm0
+	vpclmulqdq	$17, 448(%rdi), %zmm12, %zmm19
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$1, 448(%rdi), %zmm12, %zmm20
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$16, 448(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm18, %zmm15, %zmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpternlogd	$150, %zmm19, %zmm16, %zmm2
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpternlogd	$150, %zmm11, %zmm17, %zmm14
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm12, %zmm20, %zmm14
+	vbroadcasti32x4	80(%rdi), %zmm0
+	vmovdqu64	-256(%rcx), %zmm11
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-192(%rcx), %zmm12
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$0, 512(%rdi), %zmm11, %zmm15
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpclmulqdq	$17, 512(%rdi), %zmm11, %zmm16
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$1, 512(%rdi), %zmm11, %zmm17
+	vbroadcasti32x4	96(%rdi), %zmm0
+	vpclmulqdq	$16, 512(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, 576(%rdi), %zmm12, %zmm18
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$17, 576(%rdi), %zmm12, %zmm19
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$1, 576(%rdi), %zmm12, %zmm20
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$16, 576(%rdi), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpternlogd	$150, %zmm18, %zmm15, %zmm13
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpternlogd	$150, %zmm19, %zmm16, %zmm2
+	vbroadcasti32x4	112(%rdi), %zmm0
+	vpternlogd	$150, %zmm11, %zmm17, %zmm14
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vpternlogd	$150, %zmm12, %zmm20, %zmm14
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vmovdqu64	-128(%rcx), %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vmovdqu64	-64(%rcx), %zmm12
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm12, %zmm12
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$0, 640(%rdi), %zmm11, %zmm15
+	vbroadcasti32x4	128(%rdi), %zmm0
+	vpclmulqdq	$17, 640(%rdi), %zmm11, %zmm16
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpclmulqdq	$1, 640(%rdi), %zmm11, %zmm17
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, 640(%rdi), %zmm11, %zmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpclmulqdq	$0, 704(%rdi), %zmm12, %zmm18
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vpclmulqdq	$17, 704(%rdi), %zmm12, %zmm19
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpclmulqdq	$1, 704(%rdi), %zmm12, %zmm20
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$16, 704(%rdi), %zmm12, %zmm12
+	vbroadcasti32x4	144(%rdi), %zmm0
+	vpternlogd	$150, %zmm18, %zmm15, %zmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpternlogd	$150, %zmm19, %zmm16, %zmm2
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpternlogd	$150, %zmm11, %zmm17, %zmm14
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpternlogd	$150, %zmm12, %zmm20, %zmm14
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vextracti64x4	$1, %zmm13, %ymm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%ymm11, %ymm13, %ymm13
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vextracti32x4	$1, %ymm13, %xmm11
+	vbroadcasti32x4	160(%rdi), %zmm0
+	vpxorq	%xmm11, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vextracti64x4	$1, %zmm2, %ymm11
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpxorq	%ymm11, %ymm2, %ymm2
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vextracti32x4	$1, %ymm2, %xmm11
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vextracti64x4	$1, %zmm14, %ymm11
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpxorq	%ymm11, %ymm14, %ymm14
+	vbroadcasti32x4	176(%rdi), %zmm0
+	vaesenc	%zmm0, %zmm3, %zmm3
+	vextracti32x4	$1, %ymm14, %xmm11
+	vaesenc	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm11, %xmm14, %xmm14
+	vaesenc	%zmm0, %zmm5, %zmm5
+	vpslldq	$8, %xmm14, %xmm11
+	vaesenc	%zmm0, %zmm6, %zmm6
+	vpxorq	%xmm11, %xmm13, %xmm13
+	vaesenc	%zmm0, %zmm7, %zmm7
+	vaesenc	%zmm0, %zmm8, %zmm8
+	vpsrldq	$8, %xmm14, %xmm11
+	vaesenc	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vaesenc	%zmm0, %zmm10, %zmm10
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm11
+	vbroadcasti32x4	192(%rdi), %zmm0
+	vaesenclast	%zmm0, %zmm3, %zmm3
+	vpshufd	$78, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm4, %zmm4
+	vpxorq	%xmm11, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm13, %xmm11
+	vaesenclast	%zmm0, %zmm6, %zmm6
+	vaesenclast	%zmm0, %zmm7, %zmm7
+	vpshufd	$78, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm8, %zmm8
+	vpxorq	%xmm11, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm9, %zmm9
+	vpxorq	%xmm2, %xmm13, %xmm13
+	vaesenclast	%zmm0, %zmm10, %zmm10
+	vmovdqa64	%xmm13, %xmm0
+	vpxorq	%zmm2, %zmm2, %zmm2
+	vpxorq	%zmm11, %zmm11, %zmm11
+	vpxorq	%zmm12, %zmm12, %zmm12
+	movq	%rdx, %rax
+	andq	$-16, %rax
+	negq	%rax
+	leaq	768(%rdi,%rax,1), %rax
+	cmpq	$64, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_192
+	vmovdqu64	(%rsi), %zmm13
+	vpxorq	%zmm13, %zmm3, %zmm3
+	vmovdqu64	%zmm3, (%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpxorq	%zmm0, %zmm3, %zmm3
+	vpclmulqdq	$0, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm3, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$128, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_192
+	vmovdqu64	64(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm4, %zmm4
+	vmovdqu64	%zmm4, 64(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm4, %zmm4
+	vpclmulqdq	$0, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm4, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$192, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_192
+	vmovdqu64	128(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vmovdqu64	%zmm5, 128(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpclmulqdq	$0, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 128(%rax), %zmm5, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$256, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_192
+	vmovdqu64	192(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm6, %zmm6
+	vmovdqu64	%zmm6, 192(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm6, %zmm6
+	vpclmulqdq	$0, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm6, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$320, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_192
+	vmovdqu64	256(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm7, %zmm7
+	vmovdqu64	%zmm7, 256(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm7, %zmm7
+	vpclmulqdq	$0, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm7, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$384, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_192
+	vmovdqu64	320(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm8, %zmm8
+	vmovdqu64	%zmm8, 320(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm8, %zmm8
+	vpclmulqdq	$0, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm8, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	cmpq	$448, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_192
+	vmovdqu64	384(%rsi), %zmm0
+	vpxorq	%zmm0, %zmm9, %zmm9
+	vmovdqu64	%zmm9, 384(%rcx)
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm9, %zmm9
+	vpclmulqdq	$0, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm9, %zmm0
+	vpxorq	%zmm0, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd7_192:
+	subq	$448, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	448(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm10, %zmm0
+	vmovdqu8	%zmm0, 448(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 448(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 448(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd7_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_192
+	vmovdqu64	%zmm10, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed7_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd0_192:
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	(%rsi), %zmm4{%k1}{z}
+	vpxorq	%zmm4, %zmm3, %zmm4
+	vmovdqu8	%zmm4, (%rcx){%k1}
+	vmovdqu8	%zmm4, %zmm4{%k1}{z}
+	vmovdqu8	%zmm4, %zmm5{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm5, %zmm5
+	vpxorq	%zmm0, %zmm5, %zmm5
+	vpclmulqdq	$0, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm2, %zmm2
+	vpclmulqdq	$17, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm11, %zmm11
+	vpclmulqdq	$1, (%rax), %zmm5, %zmm6
+	vpxorq	%zmm6, %zmm12, %zmm12
+	vpclmulqdq	$16, (%rax), %zmm5, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd0_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_192
+	vmovdqu64	%zmm3, 832(%rdi)
+	vmovdqu64	%zmm4, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm3
+	vmovdqa64	%xmm3, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed0_192:
+	cmpq	$16, %rdx
+	jb	.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd192
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd1_192:
+	subq	$64, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	64(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm4, %zmm0
+	vmovdqu8	%zmm0, 64(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm2, %zmm2
+	vpclmulqdq	$17, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm11, %zmm11
+	vpclmulqdq	$1, 64(%rax), %zmm3, %zmm5
+	vpxorq	%zmm5, %zmm12, %zmm12
+	vpclmulqdq	$16, 64(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd1_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_192
+	vmovdqu64	%zmm4, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed1_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd2_192:
+	subq	$128, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	128(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm5, %zmm0
+	vmovdqu8	%zmm0, 128(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 128(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 128(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd2_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_192
+	vmovdqu64	%zmm5, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed2_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd3_192:
+	subq	$192, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	192(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm6, %zmm0
+	vmovdqu8	%zmm0, 192(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 192(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 192(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd3_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_192
+	vmovdqu64	%zmm6, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed3_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd4_192:
+	subq	$256, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	256(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm7, %zmm0
+	vmovdqu8	%zmm0, 256(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 256(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 256(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd4_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_192
+	vmovdqu64	%zmm7, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed4_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd5_192:
+	subq	$320, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	320(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm8, %zmm0
+	vmovdqu8	%zmm0, 320(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 320(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 320(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd5_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_192
+	vmovdqu64	%zmm8, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed5_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_partd6_192:
+	subq	$384, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+	movq	$-1, %r8
+	bzhiq	%rdx, %r8, %r8
+	kmovq	%r8, %k1
+	movq	%rdx, %r8
+	andq	$-16, %r8
+	movq	$-1, %r9
+	bzhiq	%r8, %r9, %r9
+	kmovq	%r9, %k2
+	vmovdqu8	384(%rsi), %zmm0{%k1}{z}
+	vpxorq	%zmm0, %zmm9, %zmm0
+	vmovdqu8	%zmm0, 384(%rcx){%k1}
+	vmovdqu8	%zmm0, %zmm0{%k1}{z}
+	vmovdqu8	%zmm0, %zmm3{%k2}{z}
+	testq	%r8, %r8
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_192
+	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm3, %zmm3
+	vpclmulqdq	$0, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm2, %zmm2
+	vpclmulqdq	$17, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm11, %zmm11
+	vpclmulqdq	$1, 384(%rax), %zmm3, %zmm4
+	vpxorq	%zmm4, %zmm12, %zmm12
+	vpclmulqdq	$16, 384(%rax), %zmm3, %zmm3
+	vpxorq	%zmm3, %zmm12, %zmm12
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_pendingd6_192:
+	testq	$15, %rdx
+	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_192
+	vmovdqu64	%zmm9, 832(%rdi)
+	vmovdqu64	%zmm0, 896(%rdi)
+	vmovdqa64	832(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1024(%rdi)
+	vmovdqa64	896(%rdi,%r8,1), %xmm0
+	vmovdqa64	%xmm0, 1008(%rdi)
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_wholed6_192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_reduced192:
+	vextracti64x4	$1, %zmm2, %ymm0
+	vpxorq	%ymm0, %ymm2, %ymm2
+	vextracti32x4	$1, %ymm2, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vextracti64x4	$1, %zmm11, %ymm0
+	vpxorq	%ymm0, %ymm11, %ymm11
+	vextracti32x4	$1, %ymm11, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vextracti64x4	$1, %zmm12, %ymm0
+	vpxorq	%ymm0, %ymm12, %ymm12
+	vextracti32x4	$1, %ymm12, %xmm0
+	vpxorq	%xmm0, %xmm12, %xmm12
+	vpslldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpsrldq	$8, %xmm12, %xmm0
+	vpxorq	%xmm0, %xmm11, %xmm11
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpclmulqdq	$16, .Laesgen_vaes512_gcm_none_encrypt_data_ghash_poly(%rip), %xmm2, %xmm0
+	vpshufd	$78, %xmm2, %xmm2
+	vpxorq	%xmm0, %xmm2, %xmm2
+	vpxorq	%xmm11, %xmm2, %xmm2
+	vmovdqa64	%xmm2, %xmm0
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_unreducedd192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_endd192:
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end192
+.Laesgen_vaes512_gcm_none_encrypt_data_drain_alone192:
 	vmovdqu64	-512(%rcx), %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm2
 	vpxorq	%zmm0, %zmm2, %zmm2
@@ -8575,11 +11697,12 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vpxorq	%xmm0, %xmm3, %xmm3
 	vpxorq	%xmm4, %xmm3, %xmm3
 	vmovdqa64	%xmm3, %xmm0
+	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_end192
 .Laesgen_vaes512_gcm_none_encrypt_data_small192:
 	testq	%rdx, %rdx
 	je	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
 	cmpq	$256, %rdx
-	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192
+	ja	.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192_2
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3
@@ -8889,7 +12012,7 @@ aesgen_vaes512_gcm_none_encrypt_data:
 	vmovdqa64	%xmm2, %xmm0
 .Laesgen_vaes512_gcm_none_encrypt_data_tail_unreduceds192:
 	jmp	.Laesgen_vaes512_gcm_none_encrypt_data_tail_end192
-.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192:
+.Laesgen_vaes512_gcm_none_encrypt_data_tail_big192_2:
 	vshufi32x4	$0, %zmm1, %zmm1, %zmm2
 	vpaddd	.Laesgen_vaes512_gcm_none_encrypt_data_lanes4(%rip), %zmm2, %zmm2
 	vpshufb	.Laesgen_vaes512_gcm_none_encrypt_data_bswap512(%rip), %zmm2, %zmm3

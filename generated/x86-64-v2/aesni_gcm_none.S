@@ -1548,6 +1548,11 @@ aesgen_aesni_gcm_none_seal:
 .Laesgen_aesni_gcm_none_seal_short_done:
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
+	cmpq	$16, %rcx
+	jne	.Laesgen_aesni_gcm_none_seal_tag_pieces
+	movdqu	%xmm2, (%rax)
+	jmp	.Laesgen_aesni_gcm_none_seal_tag_written
+.Laesgen_aesni_gcm_none_seal_tag_pieces:
 	movdqa	%xmm2, 592(%rbx)
 	leaq	592(%rbx), %rdx
 	testq	$16, %rcx
@@ -1587,6 +1592,7 @@ aesgen_aesni_gcm_none_seal:
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 .Laesgen_aesni_gcm_none_seal_no1_4:
+.Laesgen_aesni_gcm_none_seal_tag_written:
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -2568,6 +2574,11 @@ aesgen_aesni_gcm_none_seal:
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1
 	pxor	512(%rbx), %xmm1
+	cmpq	$16, %rcx
+	jne	.Laesgen_aesni_gcm_none_seal_tag_pieces_2
+	movdqu	%xmm1, (%rax)
+	jmp	.Laesgen_aesni_gcm_none_seal_tag_written_2
+.Laesgen_aesni_gcm_none_seal_tag_pieces_2:
 	movdqa	%xmm1, 592(%rbx)
 	leaq	592(%rbx), %rdx
 	testq	$16, %rcx
@@ -2607,6 +2618,7 @@ aesgen_aesni_gcm_none_seal:
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 .Laesgen_aesni_gcm_none_seal_no1_10:
+.Laesgen_aesni_gcm_none_seal_tag_written_2:
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1
@@ -5335,6 +5347,11 @@ aesgen_aesni_gcm_none_finish_seal:
 	pxor	%xmm2, %xmm1
 	pshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1
 	pxor	512(%rdi), %xmm1
+	cmpq	$16, %rdx
+	jne	.Laesgen_aesni_gcm_none_finish_seal_tag_pieces
+	movdqu	%xmm1, (%rsi)
+	jmp	.Laesgen_aesni_gcm_none_finish_seal_tag_written
+.Laesgen_aesni_gcm_none_finish_seal_tag_pieces:
 	movdqa	%xmm1, 592(%rdi)
 	leaq	592(%rdi), %rax
 	testq	$16, %rdx
@@ -5374,6 +5391,7 @@ aesgen_aesni_gcm_none_finish_seal:
 	movzbl	(%rax), %ecx
 	movb	%cl, (%rsi)
 .Laesgen_aesni_gcm_none_finish_seal_no1:
+.Laesgen_aesni_gcm_none_finish_seal_tag_written:
 	xorl	%eax, %eax
 	pxor	%xmm0, %xmm0
 	pxor	%xmm1, %xmm1

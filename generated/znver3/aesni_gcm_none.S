@@ -1471,6 +1471,11 @@ aesgen_aesni_gcm_none_seal:
 .Laesgen_aesni_gcm_none_seal_short_done:
 	movq	56(%rsp), %rax
 	movq	64(%rsp), %rcx
+	cmpq	$16, %rcx
+	jne	.Laesgen_aesni_gcm_none_seal_tag_pieces
+	vmovdqu	%xmm0, (%rax)
+	jmp	.Laesgen_aesni_gcm_none_seal_tag_written
+.Laesgen_aesni_gcm_none_seal_tag_pieces:
 	vmovdqa	%xmm0, 592(%rbx)
 	leaq	592(%rbx), %rdx
 	testq	$16, %rcx
@@ -1510,6 +1515,7 @@ aesgen_aesni_gcm_none_seal:
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 .Laesgen_aesni_gcm_none_seal_no1_4:
+.Laesgen_aesni_gcm_none_seal_tag_written:
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -2388,6 +2394,11 @@ aesgen_aesni_gcm_none_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	512(%rbx), %xmm0, %xmm0
+	cmpq	$16, %rcx
+	jne	.Laesgen_aesni_gcm_none_seal_tag_pieces_2
+	vmovdqu	%xmm0, (%rax)
+	jmp	.Laesgen_aesni_gcm_none_seal_tag_written_2
+.Laesgen_aesni_gcm_none_seal_tag_pieces_2:
 	vmovdqa	%xmm0, 592(%rbx)
 	leaq	592(%rbx), %rdx
 	testq	$16, %rcx
@@ -2427,6 +2438,7 @@ aesgen_aesni_gcm_none_seal:
 	movzbl	(%rdx), %esi
 	movb	%sil, (%rax)
 .Laesgen_aesni_gcm_none_seal_no1_10:
+.Laesgen_aesni_gcm_none_seal_tag_written_2:
 	xorl	%eax, %eax
 	vzeroall
 	popq	%r13
@@ -4889,6 +4901,11 @@ aesgen_aesni_gcm_none_finish_seal:
 	vpxor	%xmm2, %xmm1, %xmm1
 	vpshufb	.Laesgen_aesni_gcm_none_finish_seal_bswap128(%rip), %xmm1, %xmm0
 	vpxor	512(%rdi), %xmm0, %xmm0
+	cmpq	$16, %rdx
+	jne	.Laesgen_aesni_gcm_none_finish_seal_tag_pieces
+	vmovdqu	%xmm0, (%rsi)
+	jmp	.Laesgen_aesni_gcm_none_finish_seal_tag_written
+.Laesgen_aesni_gcm_none_finish_seal_tag_pieces:
 	vmovdqa	%xmm0, 592(%rdi)
 	leaq	592(%rdi), %rax
 	testq	$16, %rdx
@@ -4928,6 +4945,7 @@ aesgen_aesni_gcm_none_finish_seal:
 	movzbl	(%rax), %ecx
 	movb	%cl, (%rsi)
 .Laesgen_aesni_gcm_none_finish_seal_no1:
+.Laesgen_aesni_gcm_none_finish_seal_tag_written:
 	xorl	%eax, %eax
 	vzeroall
 	ret
