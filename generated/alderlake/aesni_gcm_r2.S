@@ -1504,9 +1504,6 @@ aesgen_aesni_gcm_r2_seal:
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
-	vpaddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rbx)
 	leaq	432(%rbx), %rdx
 	testq	$16, %rax
 	je	.Laesgen_aesni_gcm_r2_seal_no16_3
@@ -1572,6 +1569,9 @@ aesgen_aesni_gcm_r2_seal:
 	movq	%rax, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
+	vpshufb	.Laesgen_aesni_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 400(%rbx)
 	movq	$-1, 504(%rbx)
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rcx
@@ -1696,11 +1696,10 @@ aesgen_aesni_gcm_r2_seal:
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r2_seal_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 464(%rbx)
-	movl	8(%rsi), %edx
-	movl	%edx, 472(%rbx)
-	movl	$0x1000000, 476(%rbx)
-	vmovdqa	464(%rbx), %xmm0
+	vmovq	%rdx, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_aesni_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_seal_have_j0
 .Laesgen_aesni_gcm_r2_seal_long_nonce:
 	movq	%rdx, %rdi
@@ -3086,9 +3085,6 @@ aesgen_aesni_gcm_r2_open:
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
-	vpaddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 400(%rbx)
 	leaq	432(%rbx), %rax
 	testq	$16, %rdi
 	je	.Laesgen_aesni_gcm_r2_open_no16_2
@@ -3154,6 +3150,9 @@ aesgen_aesni_gcm_r2_open:
 	movq	%rdi, 480(%rbx)
 	movq	$0, 488(%rbx)
 	movq	$1, 496(%rbx)
+	vpshufb	.Laesgen_aesni_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_r2_open_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 400(%rbx)
 	movq	$-1, 504(%rbx)
 	vmovdqa	%xmm0, 464(%rbx)
 	movq	464(%rbx), %rcx
@@ -3278,11 +3277,10 @@ aesgen_aesni_gcm_r2_open:
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r2_open_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 464(%rbx)
-	movl	8(%rsi), %eax
-	movl	%eax, 472(%rbx)
-	movl	$0x1000000, 476(%rbx)
-	vmovdqa	464(%rbx), %xmm0
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_aesni_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_open_have_j0
 .Laesgen_aesni_gcm_r2_open_long_nonce:
 	movq	%rdx, %rax
@@ -4142,11 +4140,10 @@ aesgen_aesni_gcm_r2_start:
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_r2_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 464(%rdi)
-	movl	8(%rsi), %eax
-	movl	%eax, 472(%rdi)
-	movl	$0x1000000, 476(%rdi)
-	vmovdqa	464(%rdi), %xmm0
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_aesni_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_r2_start_have_j0
 .Laesgen_aesni_gcm_r2_start_long_nonce:
 	movq	%rdx, %rax
@@ -4546,6 +4543,9 @@ aesgen_aesni_gcm_r2_start:
 	ret
 	.size	aesgen_aesni_gcm_r2_start, .-aesgen_aesni_gcm_r2_start
 	.section	.rodata
+	.p2align	4
+.Laesgen_aesni_gcm_r2_start_short_counter1:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
 .Laesgen_aesni_gcm_r2_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00

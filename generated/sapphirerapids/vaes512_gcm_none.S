@@ -1774,9 +1774,6 @@ aesgen_vaes512_gcm_none_seal:
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
-	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 976(%rbx)
 	movq	$-1, %rdx
 	bzhiq	%rax, %rdx, %rdx
 	kmovq	%rdx, %k1
@@ -1804,6 +1801,9 @@ aesgen_vaes512_gcm_none_seal:
 	movq	%rax, 1056(%rbx)
 	movq	$0, 1064(%rbx)
 	movq	$1, 1072(%rbx)
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 976(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_seal_aes128
@@ -1906,11 +1906,10 @@ aesgen_vaes512_gcm_none_seal:
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_seal_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 1040(%rbx)
-	movl	8(%rsi), %edx
-	movl	%edx, 1048(%rbx)
-	movl	$0x1000000, 1052(%rbx)
-	vmovdqa64	1040(%rbx), %xmm0
+	vmovq	%rdx, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_seal_have_j0
 .Laesgen_vaes512_gcm_none_seal_long_nonce:
 	movq	%rdx, %rdi
@@ -3122,9 +3121,6 @@ aesgen_vaes512_gcm_none_open:
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
-	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 976(%rbx)
 	movq	$-1, %rax
 	bzhiq	%rdi, %rax, %rax
 	kmovq	%rax, %k1
@@ -3152,6 +3148,9 @@ aesgen_vaes512_gcm_none_open:
 	movq	%rdi, 1056(%rbx)
 	movq	$0, 1064(%rbx)
 	movq	$1, 1072(%rbx)
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 976(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_open_aes128
@@ -3254,11 +3253,10 @@ aesgen_vaes512_gcm_none_open:
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_open_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 1040(%rbx)
-	movl	8(%rsi), %eax
-	movl	%eax, 1048(%rbx)
-	movl	$0x1000000, 1052(%rbx)
-	vmovdqa64	1040(%rbx), %xmm0
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vporq	.Laesgen_vaes512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_open_have_j0
 .Laesgen_vaes512_gcm_none_open_long_nonce:
 	movq	%rdx, %rax
@@ -4077,11 +4075,10 @@ aesgen_vaes512_gcm_none_start:
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 1040(%rdi)
-	movl	8(%rsi), %eax
-	movl	%eax, 1048(%rdi)
-	movl	$0x1000000, 1052(%rdi)
-	vmovdqa64	1040(%rdi), %xmm0
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vporq	.Laesgen_vaes512_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_start_have_j0
 .Laesgen_vaes512_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
@@ -4451,6 +4448,9 @@ aesgen_vaes512_gcm_none_start:
 	ret
 	.size	aesgen_vaes512_gcm_none_start, .-aesgen_vaes512_gcm_none_start
 	.section	.rodata
+	.p2align	4
+.Laesgen_vaes512_gcm_none_start_short_counter1:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
 .Laesgen_vaes512_gcm_none_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00

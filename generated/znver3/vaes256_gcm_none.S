@@ -1687,9 +1687,6 @@ aesgen_vaes256_gcm_none_seal:
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
-	vpaddd	.Laesgen_vaes256_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rbx)
 	leaq	816(%rbx), %rdx
 	testq	$16, %rax
 	je	.Laesgen_vaes256_gcm_none_seal_no16_3
@@ -1755,6 +1752,9 @@ aesgen_vaes256_gcm_none_seal:
 	movq	%rax, 864(%rbx)
 	movq	$0, 872(%rbx)
 	movq	$1, 880(%rbx)
+	vpshufb	.Laesgen_vaes256_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 784(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes256_gcm_none_seal_aes128
@@ -1857,11 +1857,10 @@ aesgen_vaes256_gcm_none_seal:
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_none_seal_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 848(%rbx)
-	movl	8(%rsi), %edx
-	movl	%edx, 856(%rbx)
-	movl	$0x1000000, 860(%rbx)
-	vmovdqa	848(%rbx), %xmm0
+	vmovq	%rdx, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_vaes256_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_seal_have_j0
 .Laesgen_vaes256_gcm_none_seal_long_nonce:
 	movq	%rdx, %rdi
@@ -3239,9 +3238,6 @@ aesgen_vaes256_gcm_none_open:
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
-	vpaddd	.Laesgen_vaes256_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rbx)
 	leaq	816(%rbx), %rax
 	testq	$16, %rdi
 	je	.Laesgen_vaes256_gcm_none_open_no16_2
@@ -3307,6 +3303,9 @@ aesgen_vaes256_gcm_none_open:
 	movq	%rdi, 864(%rbx)
 	movq	$0, 872(%rbx)
 	movq	$1, 880(%rbx)
+	vpshufb	.Laesgen_vaes256_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 784(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes256_gcm_none_open_aes128
@@ -3409,11 +3408,10 @@ aesgen_vaes256_gcm_none_open:
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_none_open_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 848(%rbx)
-	movl	8(%rsi), %eax
-	movl	%eax, 856(%rbx)
-	movl	$0x1000000, 860(%rbx)
-	vmovdqa	848(%rbx), %xmm0
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_vaes256_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_open_have_j0
 .Laesgen_vaes256_gcm_none_open_long_nonce:
 	movq	%rdx, %rax
@@ -4263,11 +4261,10 @@ aesgen_vaes256_gcm_none_start:
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 848(%rdi)
-	movl	8(%rsi), %eax
-	movl	%eax, 856(%rdi)
-	movl	$0x1000000, 860(%rdi)
-	vmovdqa	848(%rdi), %xmm0
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_vaes256_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_none_start_have_j0
 .Laesgen_vaes256_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
@@ -4651,6 +4648,9 @@ aesgen_vaes256_gcm_none_start:
 	ret
 	.size	aesgen_vaes256_gcm_none_start, .-aesgen_vaes256_gcm_none_start
 	.section	.rodata
+	.p2align	4
+.Laesgen_vaes256_gcm_none_start_short_counter1:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
 .Laesgen_vaes256_gcm_none_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00

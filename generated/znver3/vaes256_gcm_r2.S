@@ -1688,9 +1688,6 @@ aesgen_vaes256_gcm_r2_seal:
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
-	vpaddd	.Laesgen_vaes256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rbx)
 	leaq	816(%rbx), %rdx
 	testq	$16, %rax
 	je	.Laesgen_vaes256_gcm_r2_seal_no16_3
@@ -1756,6 +1753,9 @@ aesgen_vaes256_gcm_r2_seal:
 	movq	%rax, 864(%rbx)
 	movq	$0, 872(%rbx)
 	movq	$1, 880(%rbx)
+	vpshufb	.Laesgen_vaes256_gcm_r2_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 784(%rbx)
 	movq	$-1, 888(%rbx)
 	vmovdqa	%xmm0, 848(%rbx)
 	movq	848(%rbx), %rcx
@@ -1880,11 +1880,10 @@ aesgen_vaes256_gcm_r2_seal:
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_r2_seal_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 848(%rbx)
-	movl	8(%rsi), %edx
-	movl	%edx, 856(%rbx)
-	movl	$0x1000000, 860(%rbx)
-	vmovdqa	848(%rbx), %xmm0
+	vmovq	%rdx, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_vaes256_gcm_r2_seal_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_r2_seal_have_j0
 .Laesgen_vaes256_gcm_r2_seal_long_nonce:
 	movq	%rdx, %rdi
@@ -3284,9 +3283,6 @@ aesgen_vaes256_gcm_r2_open:
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_vaes256_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
-	vpaddd	.Laesgen_vaes256_gcm_r2_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 784(%rbx)
 	leaq	816(%rbx), %rax
 	testq	$16, %rdi
 	je	.Laesgen_vaes256_gcm_r2_open_no16_2
@@ -3352,6 +3348,9 @@ aesgen_vaes256_gcm_r2_open:
 	movq	%rdi, 864(%rbx)
 	movq	$0, 872(%rbx)
 	movq	$1, 880(%rbx)
+	vpshufb	.Laesgen_vaes256_gcm_r2_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes256_gcm_r2_open_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 784(%rbx)
 	movq	$-1, 888(%rbx)
 	vmovdqa	%xmm0, 848(%rbx)
 	movq	848(%rbx), %rcx
@@ -3476,11 +3475,10 @@ aesgen_vaes256_gcm_r2_open:
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_r2_open_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 848(%rbx)
-	movl	8(%rsi), %eax
-	movl	%eax, 856(%rbx)
-	movl	$0x1000000, 860(%rbx)
-	vmovdqa	848(%rbx), %xmm0
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_vaes256_gcm_r2_open_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_r2_open_have_j0
 .Laesgen_vaes256_gcm_r2_open_long_nonce:
 	movq	%rdx, %rax
@@ -4352,11 +4350,10 @@ aesgen_vaes256_gcm_r2_start:
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes256_gcm_r2_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 848(%rdi)
-	movl	8(%rsi), %eax
-	movl	%eax, 856(%rdi)
-	movl	$0x1000000, 860(%rdi)
-	vmovdqa	848(%rdi), %xmm0
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_vaes256_gcm_r2_start_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_vaes256_gcm_r2_start_have_j0
 .Laesgen_vaes256_gcm_r2_start_long_nonce:
 	movq	%rdx, %rax
@@ -4762,6 +4759,9 @@ aesgen_vaes256_gcm_r2_start:
 	ret
 	.size	aesgen_vaes256_gcm_r2_start, .-aesgen_vaes256_gcm_r2_start
 	.section	.rodata
+	.p2align	4
+.Laesgen_vaes256_gcm_r2_start_short_counter1:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
 .Laesgen_vaes256_gcm_r2_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00

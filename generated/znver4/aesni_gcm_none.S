@@ -1529,9 +1529,6 @@ aesgen_aesni_gcm_none_seal:
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
-	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rbx)
 	leaq	560(%rbx), %rdx
 	testq	$16, %rax
 	je	.Laesgen_aesni_gcm_none_seal_no16_3
@@ -1597,6 +1594,9 @@ aesgen_aesni_gcm_none_seal:
 	movq	%rax, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	vpshufb	.Laesgen_aesni_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_seal_aes128
@@ -1699,11 +1699,10 @@ aesgen_aesni_gcm_none_seal:
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_seal_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 592(%rbx)
-	movl	8(%rsi), %edx
-	movl	%edx, 600(%rbx)
-	movl	$0x1000000, 604(%rbx)
-	vmovdqa	592(%rbx), %xmm0
+	vmovq	%rdx, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_aesni_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_seal_have_j0
 .Laesgen_aesni_gcm_none_seal_long_nonce:
 	movq	%rdx, %rdi
@@ -3081,9 +3080,6 @@ aesgen_aesni_gcm_none_open:
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vpor	.Laesgen_aesni_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
-	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa	%xmm1, 528(%rbx)
 	leaq	560(%rbx), %rax
 	testq	$16, %rdi
 	je	.Laesgen_aesni_gcm_none_open_no16_2
@@ -3149,6 +3145,9 @@ aesgen_aesni_gcm_none_open:
 	movq	%rdi, 608(%rbx)
 	movq	$0, 616(%rbx)
 	movq	$1, 624(%rbx)
+	vpshufb	.Laesgen_aesni_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_aesni_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vmovdqa	%xmm1, 528(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_aesni_gcm_none_open_aes128
@@ -3251,11 +3250,10 @@ aesgen_aesni_gcm_none_open:
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_open_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rbx)
-	movl	8(%rsi), %eax
-	movl	%eax, 600(%rbx)
-	movl	$0x1000000, 604(%rbx)
-	vmovdqa	592(%rbx), %xmm0
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_aesni_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_open_have_j0
 .Laesgen_aesni_gcm_none_open_long_nonce:
 	movq	%rdx, %rax
@@ -4105,11 +4103,10 @@ aesgen_aesni_gcm_none_start:
 	cmpq	$12, %rdx
 	jne	.Laesgen_aesni_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 592(%rdi)
-	movl	8(%rsi), %eax
-	movl	%eax, 600(%rdi)
-	movl	$0x1000000, 604(%rdi)
-	vmovdqa	592(%rdi), %xmm0
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vpor	.Laesgen_aesni_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_aesni_gcm_none_start_have_j0
 .Laesgen_aesni_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
@@ -4493,6 +4490,9 @@ aesgen_aesni_gcm_none_start:
 	ret
 	.size	aesgen_aesni_gcm_none_start, .-aesgen_aesni_gcm_none_start
 	.section	.rodata
+	.p2align	4
+.Laesgen_aesni_gcm_none_start_short_counter1:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
 .Laesgen_aesni_gcm_none_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00

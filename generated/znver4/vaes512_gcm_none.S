@@ -1872,9 +1872,6 @@ aesgen_vaes512_gcm_none_seal:
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
-	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1552(%rbx)
 	movq	$-1, %rdx
 	bzhiq	%rax, %rdx, %rdx
 	kmovq	%rdx, %k1
@@ -1902,6 +1899,9 @@ aesgen_vaes512_gcm_none_seal:
 	movq	%rax, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	vpshufb	.Laesgen_vaes512_gcm_none_seal_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_seal_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1552(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_seal_aes128
@@ -2004,11 +2004,10 @@ aesgen_vaes512_gcm_none_seal:
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_seal_long_nonce
 	movq	(%rsi), %rdx
-	movq	%rdx, 1616(%rbx)
-	movl	8(%rsi), %edx
-	movl	%edx, 1624(%rbx)
-	movl	$0x1000000, 1628(%rbx)
-	vmovdqa64	1616(%rbx), %xmm0
+	vmovq	%rdx, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vporq	.Laesgen_vaes512_gcm_none_seal_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_seal_have_j0
 .Laesgen_vaes512_gcm_none_seal_long_nonce:
 	movq	%rdx, %rdi
@@ -3236,9 +3235,6 @@ aesgen_vaes512_gcm_none_open:
 	vmovd	8(%rsi), %xmm1
 	vpunpcklqdq	%xmm1, %xmm0, %xmm0
 	vporq	.Laesgen_vaes512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
-	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
-	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
-	vmovdqa64	%xmm1, 1552(%rbx)
 	movq	$-1, %rax
 	bzhiq	%rdi, %rax, %rax
 	kmovq	%rax, %k1
@@ -3266,6 +3262,9 @@ aesgen_vaes512_gcm_none_open:
 	movq	%rdi, 1632(%rbx)
 	movq	$0, 1640(%rbx)
 	movq	$1, 1648(%rbx)
+	vpshufb	.Laesgen_vaes512_gcm_none_open_bswap128(%rip), %xmm0, %xmm1
+	vpaddd	.Laesgen_vaes512_gcm_none_open_one(%rip), %xmm1, %xmm1
+	vmovdqa64	%xmm1, 1552(%rbx)
 	movl	240(%rbx), %eax
 	cmpl	$128, %eax
 	je	.Laesgen_vaes512_gcm_none_open_aes128
@@ -3368,11 +3367,10 @@ aesgen_vaes512_gcm_none_open:
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_open_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 1616(%rbx)
-	movl	8(%rsi), %eax
-	movl	%eax, 1624(%rbx)
-	movl	$0x1000000, 1628(%rbx)
-	vmovdqa64	1616(%rbx), %xmm0
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vporq	.Laesgen_vaes512_gcm_none_open_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_open_have_j0
 .Laesgen_vaes512_gcm_none_open_long_nonce:
 	movq	%rdx, %rax
@@ -4205,11 +4203,10 @@ aesgen_vaes512_gcm_none_start:
 	cmpq	$12, %rdx
 	jne	.Laesgen_vaes512_gcm_none_start_long_nonce
 	movq	(%rsi), %rax
-	movq	%rax, 1616(%rdi)
-	movl	8(%rsi), %eax
-	movl	%eax, 1624(%rdi)
-	movl	$0x1000000, 1628(%rdi)
-	vmovdqa64	1616(%rdi), %xmm0
+	vmovq	%rax, %xmm0
+	vmovd	8(%rsi), %xmm1
+	vpunpcklqdq	%xmm1, %xmm0, %xmm0
+	vporq	.Laesgen_vaes512_gcm_none_start_short_counter1(%rip), %xmm0, %xmm0
 	jmp	.Laesgen_vaes512_gcm_none_start_have_j0
 .Laesgen_vaes512_gcm_none_start_long_nonce:
 	movq	%rdx, %rax
@@ -4586,6 +4583,9 @@ aesgen_vaes512_gcm_none_start:
 	ret
 	.size	aesgen_vaes512_gcm_none_start, .-aesgen_vaes512_gcm_none_start
 	.section	.rodata
+	.p2align	4
+.Laesgen_vaes512_gcm_none_start_short_counter1:
+	.byte	0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01
 	.p2align	4
 .Laesgen_vaes512_gcm_none_start_bswap128:
 	.byte	0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a, 0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0x00

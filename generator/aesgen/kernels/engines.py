@@ -179,13 +179,16 @@ class AesEngine(RoundEngine):
         self._assist(b, v, w, rcon, 0x55)
 
 
+IDENTITY = list(range(16))
+
+
 def gather(natural: list[int], target: list[int], rot: list[int] | None = None) -> list[int]:
     """The shuffle taking a register whose byte natural[i] holds state byte i to one whose
     byte target[i] holds byte rot[i] of that state (rot: a column rotation, or none)."""
     back = [0] * 16
     for i, j in enumerate(target):
         back[j] = i
-    rot = rot or list(range(16))
+    rot = rot or IDENTITY
     return [natural[rot[back[j]]] for j in range(16)]
 
 
@@ -226,7 +229,7 @@ class GfniEngine(RoundEngine):
 
     def layout(self, r: int) -> list[int]:
         """L_r: register byte L_r[i] holds state byte i after round r."""
-        sr, lay = shift_rows_map(), list(range(16))
+        sr, lay = shift_rows_map(), list(IDENTITY)
         for _ in range(max(0, r - self.byte_order_through) % 4):
             lay = [lay[sr[i]] for i in range(16)]
         return lay
@@ -305,8 +308,8 @@ class GfniEngine(RoundEngine):
                 y = b.vec(width)
                 v.affine_inverse(y, x, self._c(keys, b, "sbox", width), SBOX_CONSTANT)
                 if r == nr:
-                    home = gather(self.natural(r), list(range(16)))
-                    if home != list(range(16)):                  # back to byte order
+                    home = self.natural(r)           # where y holds each state byte
+                    if home != IDENTITY:                         # back to byte order
                         v.shuffle_bytes(y, y, self._map(home, width, b))
                     v.xor(x, y, key)
                     continue
@@ -330,11 +333,11 @@ class GfniEngine(RoundEngine):
         v = self.ops(b)
         for r in range(1, ROUNDS[bits]):
             lay = self.layout(r)
-            if lay != list(range(16)):
+            if lay != IDENTITY:
                 t = b.xmm()
                 at = Mem(128, base=ctx, disp=L.ROUND_KEYS + 16 * r)
                 v.load(t, at, aligned=True)
-                v.shuffle_bytes(t, t, self._map(gather(list(range(16)), lay), 128, b))
+                v.shuffle_bytes(t, t, self._map(gather(IDENTITY, lay), 128, b))
                 v.store(at, t, aligned=True)
 
     def _double(self, keys: Keys, b, v, dst, src, width) -> None:

@@ -52,9 +52,9 @@ def nonce_block(g, nonce: Reg) -> Reg:
     return base
 
 
-def counter_block(g, base: Reg, i: int) -> Reg:
-    """nonce || [i]32 from nonce_block's register (i < 256)."""
-    x = g.b.xmm()
+def counter_block(g, base: Reg, i: int, dst: Reg | None = None) -> Reg:
+    """nonce || [i]32 from nonce_block's register (i < 256), into dst or a new register."""
+    x = dst or g.b.xmm()
     g.v.or_(x, base, g.b.const(f"short_counter{i}", bytes(15) + bytes([i])))
     return x
 

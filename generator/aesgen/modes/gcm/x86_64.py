@@ -864,13 +864,7 @@ class Body:
         j0 = b.xmm()
         a.cmp(nonce_len, Imm(12))
         a.jne(long_nonce)
-        t = b.gp()                                  # J0 = nonce || 0^31 || 1
-        a.mov(t, Mem(64, base=nonce))
-        a.mov(self.f("SCRATCH", width=64), t)
-        a.mov(t.w32, Mem(32, base=nonce, disp=8))
-        a.mov(self.f("SCRATCH", 8, width=32), t.w32)
-        a.mov(self.f("SCRATCH", 12, width=32), Imm(0x01000000))
-        v.load(j0, self.f("SCRATCH"))
+        counter_block(self, nonce_block(self, nonce), 1, j0)   # J0 = nonce || 0^31 || 1
         a.jmp(have_j0)
         b.bind(long_nonce)                          # J0 = GHASH(nonce || 0 pad || 0^64 || [len]64)
         bits_len = b.gp()
@@ -889,10 +883,17 @@ class Body:
         v.store(self.f("HASH"), z2)
         a.mov(self.f("MSG_LEN", width=64), Imm(0))
         b.bind(have_j0)
-        c = b.xmm()
-        v.shuffle_bytes(c, j0, self.hash.bswap_mask())
-        self.k.counter.vector_add(v, c, c, b.const("one", ONE))
-        v.store(self.f("COUNTER"), c)
+        self.begin_message(j0)
+
+    def begin_message(self, j0: Reg) -> None:
+        """What every message starts from J0: the counter J0 + 1, FACE's check of the
+        nonce bytes its table is for, and E_K(J0), the tag's mask."""
+        b, v = self.b, self.v
+        with b.phase("counter"):
+            c = b.xmm()
+            v.shuffle_bytes(c, j0, self.hash.bswap_mask())
+            self.k.counter.vector_add(v, c, c, b.const("one", ONE))
+            v.store(self.f("COUNTER"), c)
         if self.k.face_rounds:
             self.face_new_message(j0)
         self.aes_any_size(j0)
@@ -907,10 +908,6 @@ class Body:
         a, b, v = self.a, self.b, self.v
         with b.phase("counter"):
             j0 = counter_block(self, nonce_block(self, nonce), 1)
-            c = b.xmm()
-            v.shuffle_bytes(c, j0, self.hash.bswap_mask())
-            self.k.counter.vector_add(v, c, c, b.const("one", ONE))
-            v.store(self.f("COUNTER"), c)
         with b.phase("ghash_multiply"):
             blk = b.xmm()
             load_short(self, blk, aad, aad_len, "PENDING", largest=16)
@@ -920,10 +917,7 @@ class Body:
         a.mov(self.f("AAD_LEN", width=64), aad_len)
         a.mov(self.f("MSG_LEN", width=64), Imm(0))
         a.mov(self.f("IN_DATA", width=64), Imm(1))
-        if self.k.face_rounds:
-            self.face_new_message(j0)
-        self.aes_any_size(j0)
-        v.store(self.f("TAG_MASK"), j0)
+        self.begin_message(j0)
 
     def finish(self) -> Reg:
         """The full 16-byte tag (SP 800-38D 7.1 steps 5-6) in a register. Leaves the
