@@ -738,11 +738,12 @@ def calibrate(cpu, processes, quick, write_path, name, force) -> None:
               type=click.Path(dir_okay=False, path_type=Path),
               help="llvm-mca results kept between runs [default: out/tune/cache.json].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
-@click.option("--cost", type=click.Choice(["mca", "measured"]), default=None,
-              help="What a candidate costs: llvm-mca's prediction, or real runs on this "
-                   "machine (all candidates in one program, interleaved; CTR 4 KiB messages, "
-                   "GCM 16 KiB records, AES-128). Default: measured for --cpu native, else "
-                   "mca.")
+@click.option("--cost", type=click.Choice(["mca", "bound", "measured"]), default=None,
+              help="What a candidate costs: llvm-mca's prediction; the throughput bound of "
+                   "the preset's uarch model (x86-64; see aesgen correlate); or real runs on "
+                   "this machine (all candidates in one program, interleaved; CTR 4 KiB "
+                   "messages, GCM 16 KiB records, AES-128). Default: measured for --cpu "
+                   "native, else mca.")
 @click.option("--processes", default=5, show_default=True, type=click.IntRange(1, 50),
               help="--cost measured: processes per choice; a candidate's cost is the median "
                    "over them of its time over the current value's in the same process.")
@@ -760,9 +761,12 @@ def tune(cpu, choices, mca_cpu, write, cache_path, no_cache, cost, processes) ->
     Generation reads only the preset file; --write records the choices there, with the
     figures in a `# aesgen tune (...)` comment above each. With --cost measured (the
     default for --cpu native) the candidates run on this machine instead, several
-    processes, and a value must be 2% faster than the preset's to replace it. Examples:
+    processes, and a value must be 2% faster than the preset's to replace it. --cost bound
+    ranks them by the throughput bound of the preset's targets/uarch model (no llvm-mca).
+    Examples:
       aesgen tune --cpu native --write
       aesgen tune --cpu x86-64-v3
+      aesgen tune --cpu sapphirerapids --cost bound
       aesgen tune --cpu znver4 --choices gcm.zmm_batch --mca-cpu znver4
       aesgen tune --cpu my-copy/znver3.toml --write
     """
@@ -809,6 +813,14 @@ def tune(cpu, choices, mca_cpu, write, cache_path, no_cache, cost, processes) ->
             raise UserError(f"--cost measured runs the kernels here: preset {preset.name} is "
                             f"for {preset.arch}, this machine is {host_arch()}")
         version = label = f"measured on {_host_cpu_line()}, {processes} processes"
+    elif cost == "bound":
+        from .uarch import model_for
+        if preset.arch != "x86_64" or not preset.uarch:
+            raise UserError(f"--cost bound reads x86-64 loops against the preset's uarch "
+                            f"model: preset {preset.name} is for {preset.arch}"
+                            + ("" if preset.uarch else " and names no uarch model"))
+        bound_model = model_for(preset.uarch, preset.arch)
+        version = label = f"bound of targets/uarch/{bound_model.name}.toml"
     else:
         if mca_tool() is None:
             raise UserError("aesgen tune needs llvm-mca (the cost model); it is not installed")
@@ -828,13 +840,17 @@ def tune(cpu, choices, mca_cpu, write, cache_path, no_cache, cost, processes) ->
     if cost == "measured":
         click.echo(f"aesgen tune: preset {preset.name} ({where}), cost: ticks per byte "
                    f"{version}")
+    elif cost == "bound":
+        click.echo(f"aesgen tune: preset {preset.name} ({where}), cost: the {version}, "
+                   f"cycles per block of the steady-state loop")
     else:
         click.echo(f"aesgen tune: preset {preset.name} ({where}), cost: {version} "
                    f"-mcpu={mca_cpu} cycles per block of the steady-state loop")
     from .tune.measured import MeasureError
     try:
         outcomes, _ = TS.search(preset, space, mca_cpu, version, cache, progress,
-                                processes if cost == "measured" else 0)
+                                processes if cost == "measured" else 0,
+                                bound_model if cost == "bound" else None)
     except MeasureError as e:
         raise UserError(str(e))
     try:
@@ -875,6 +891,98 @@ def tune(cpu, choices, mca_cpu, write, cache_path, no_cache, cost, processes) ->
     else:
         click.echo(f"\nwould change {where} ({summary}); run again with --write to write it:")
         click.echo(TR.diff(Path(where), old, new), nl=False)
+
+
+@main.command()
+@click.option("--cpu", default="native", show_default=True, metavar="PRESET|native",
+              help="Preset whose variants are predicted and timed; its CPU must be this one "
+                   "(the variants run here).")
+@click.option("--choices", default=None, metavar="NAME[,NAME]",
+              help="Choices to spread, as aesgen tune names them (default: every choice "
+                   "that applies to the preset).")
+@click.option("--keys", default="128,256", show_default=True, metavar="BITS[,BITS]",
+              help="Key sizes each variant is predicted and timed with.")
+@click.option("--mca-cpu", default=None, metavar="CPU",
+              help="llvm-mca model to correlate (default: the preset's mca_cpu).")
+@click.option("--processes", default=3, show_default=True, type=click.IntRange(1, 50),
+              help="Processes each timing program runs in; a variant's figure is its median.")
+@click.option("--cache", "cache_path", default=None, metavar="PATH",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="llvm-mca results kept between runs [default: out/tune/cache.json].")
+@click.option("-o", "--output", default=Path("out/correlate"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Where <preset>.json and <preset>.txt go.")
+def correlate(cpu, choices, keys, mca_cpu, processes, cache_path, output) -> None:
+    """How well llvm-mca, the model aesgen tune ranks by, predicts runs on this machine.
+
+    \b
+    Every choice aesgen tune searches, at each of its values (interleaves 1..8), at FACE
+    none, r1 and r2, and with each --keys size: generated as `generate` would write it,
+    predicted by llvm-mca (cycles per block of the steady-state loop) and timed here (CTR
+    4 KiB messages, GCM 16 KiB records; all variants of one mode and key size interleaved
+    in one program). Variants whose loop is another's are counted once. Prints every
+    variant and Pearson's r and Spearman's rank correlation, over all and per mode.
+    Examples:
+      aesgen correlate
+      aesgen correlate --choices gcm.zmm_batch --keys 128 --processes 5
+    """
+    from .report.compare import mca_tool, run_llvm_mca
+    from .targets import host_arch
+    from .tune import correlate as TC
+    from .tune import search as TS
+    from .tune.measured import MeasureError
+    from .tune.space import choices_for, why_absent
+    from .uarch_mca import mca_version
+
+    preset = _preset_named(cpu)
+    if host_arch() != preset.arch:
+        raise UserError(f"aesgen correlate runs the kernels here: preset {preset.name} is for "
+                        f"{preset.arch}, this machine is {host_arch()}")
+    space = choices_for(preset)
+    if choices is not None:
+        wanted = [w.strip() for w in choices.split(",") if w.strip()]
+        if not wanted:
+            raise UserError("no choice given")
+        for w in wanted:
+            if w not in {c.name for c in space}:
+                raise UserError(why_absent(preset, w))
+        space = [c for c in space if c.name in wanted]
+    if not space:
+        raise UserError(f"preset {preset.name} has nothing aesgen tune searches")
+    key_bits = _split_list(keys, KEY_BITS, "key size", int)
+    mca_cpu = mca_cpu or preset.mca_cpu
+    if mca_tool() is None:
+        raise UserError("aesgen correlate needs llvm-mca; it is not installed")
+    probe = run_llvm_mca(["nop"], mca_cpu, preset.arch, 1)
+    if probe.cycles_per_block is None:
+        raise UserError(f"--mca-cpu {mca_cpu}: {probe.note}")
+    cache = TS.Cache(cache_path or TS.DEFAULT_CACHE)
+
+    def progress(text: str) -> None:
+        click.echo(f"aesgen correlate: {text}", err=True)
+
+    try:
+        report = TC.correlate(preset, mca_cpu, mca_version(), cache, key_bits, processes,
+                              space, progress)
+    except MeasureError as e:
+        raise UserError(str(e))
+    try:
+        cache.save()
+    except OSError as e:
+        progress(f"note: cannot write the cache {cache.path}: {e.strerror or e}")
+    lines = TC.render(report)
+    lines.insert(1, f"measured on {_host_cpu_line()}")
+    text = "\n".join(lines) + "\n"
+    click.echo(text, nl=False)
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        data = TC.as_json(report)
+        data["machine"] = _host_cpu_line()
+        (output / f"{preset.name}.json").write_text(json.dumps(data, indent=1) + "\n")
+        (output / f"{preset.name}.txt").write_text(text)
+    except OSError as e:
+        raise UserError(f"cannot write the report under {output}: {e.strerror or e}")
+    click.echo(f"aesgen correlate: wrote {output}/{preset.name}.json and .txt", err=True)
 
 
 def run() -> None:

@@ -174,7 +174,8 @@ def run_llvm_mca(lines: list[str], cpu: str, arch: str, blocks: int,
     return result
 
 
-def _format(ins: Instruction, arch: str) -> str:
+def loop_line(ins: Instruction, arch: str) -> str:
+    """One instruction as llvm-mca reads it (the assembler syntax of ``arch``)."""
     if arch == "aarch64":
         from ..printer.gas_aarch64 import format_instruction as format_a64
         return format_a64(ins)
@@ -194,7 +195,7 @@ def compare_kernels(kernels: list[CompiledKernel], key_bits: tuple[int, ...],
             mix = {m: 0 for m in MIX}
             for ins in loop:
                 mix[classify(ins)] += 1
-            text = [_format(ins, arch) for ins in loop]
+            text = [loop_line(ins, arch) for ins in loop]
             mca = [run_llvm_mca(text, cpu, arch, n) for cpu in mca_cpus]
             rows.append({
                 "kernel": ck.spec.name, "mode": ck.spec.mode, "key_bits": bits,

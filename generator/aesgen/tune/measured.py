@@ -19,11 +19,10 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..emit.generate import GenerateRequest, render_set
-from ..kernels.spec import KEY_BITS
+from ..emit.generate import render_set
 from ..passes.regalloc import AllocationError
 from ..targets import Preset
-from .space import FACE, Choice, Value
+from .space import FACE, Choice, Value, request
 
 SIZE = {"ctr": 4096, "gcm": 16384}
 MESSAGES = {"ctr": 64, "gcm": 16}     # a sample: this many messages back to back
@@ -34,19 +33,20 @@ class MeasureError(RuntimeError):
     """No C compiler, a build that fails, or a program that does not run."""
 
 
-def _candidate_c(i: int, mode: str, kernel: str) -> str:
-    """run_c<i>(): one sample of candidate i, ticks per byte (its kernel found by name)."""
+def _candidate_c(i: int, mode: str, kernel: str, key_bits: int = 128) -> str:
+    """run_c<i>(): one sample of candidate i, ticks per byte (its kernel found by name,
+    keyed with the first key_bits bits of the key)."""
     p = f"aesgen_t{i}_"
     if mode == "ctr":
         find = (f"for (size_t j = 0; j < {p}kernel_count; j++)\n"
                 f"        if (!strcmp({p}kernels[j].name, \"{kernel}\")) k = &{p}kernels[j];")
-        kind, setup = f"{p}kernel", "k->init(ctx, key, 16, iv);"
+        kind, setup = f"{p}kernel", "k->init(ctx, key, " + str(key_bits // 8) + ", iv);"
         body = ("next_iv(iv, m); k->set_iv(ctx, iv);\n"
                 "            k->xor_stream(ctx, out, in, SIZE);")
     else:
         find = (f"for (size_t j = 0; j < {p}aead_count; j++)\n"
                 f"        if (!strcmp({p}aeads[j].name, \"{kernel}\")) k = &{p}aeads[j];")
-        kind, setup = f"{p}aead", "k->init(ctx, key, 16);"
+        kind, setup = f"{p}aead", "k->init(ctx, key, " + str(key_bits // 8) + ");"
         body = ("next_iv(iv, m);\n"
                 "            k->seal(ctx, iv, 12, aad, 13, in, SIZE, out, tag, 16);")
     return f"""
@@ -73,12 +73,14 @@ static double run_c{i}(void) {{
 """
 
 
-def driver_c(mode: str, kernels: Sequence[str]) -> str:
-    """The C program: candidate i is kernels[i] of the set in t<i>/; prints one JSON line,
-    the median ticks per byte of each over REPEATS samples, interleaved."""
+def driver_c(mode: str, kernels: Sequence[str], key_bits: Sequence[int] | None = None) -> str:
+    """The C program: candidate i is kernels[i] of the set in t<i>/, keyed with a
+    key_bits[i]-bit key (default AES-128); prints one JSON line, the median ticks per byte
+    of each over REPEATS samples, interleaved."""
     n = len(kernels)
     includes = "".join(f'#include "t{i}/aesgen.h"\n' for i in range(n))
-    parts = "".join(_candidate_c(i, mode, k) for i, k in enumerate(kernels))
+    bits = list(key_bits) if key_bits is not None else [128] * n
+    parts = "".join(_candidate_c(i, mode, k, b) for i, (k, b) in enumerate(zip(kernels, bits)))
     table = ", ".join(f"{{ready_c{i}, run_c{i}}}" for i in range(n))
     return f"""/* aesgen tune --cost measured: {n} candidates, interleaved. Generated; not for editing. */
 #include <stdint.h>
@@ -91,7 +93,8 @@ def driver_c(mode: str, kernels: Sequence[str]) -> str:
 #define MESSAGES {MESSAGES[mode]}
 #define REPEATS {REPEATS}
 static uint8_t in[SIZE] __attribute__((aligned(64))), out[SIZE] __attribute__((aligned(64)));
-static uint8_t key[16] = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
+static uint8_t key[32] = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+                          17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32}};
 static uint8_t iv[16], aad[13], tag[16];
 static uint64_t ticks(void) {{ _mm_lfence(); uint64_t t = __rdtsc(); _mm_lfence(); return t; }}
 /* bytes 1..4 and 11 change (bytes 0, 5, 10 stay: the FACE tag); 12..15 as set_iv wants */
@@ -128,38 +131,56 @@ def build(choice: Choice, preset: Preset, values: Sequence[Value], workdir: Path
           ) -> tuple[Path | None, dict[Value, str], dict[Value, str]]:
     """The program timing ``values`` of ``choice`` (None when none builds); each value's
     kernel name, and why a value has none (a value no kernel can take)."""
-    names, skipped, objects = {}, {}, []
+    names, skipped, sets = {}, {}, []
     for value in values:
-        i = len(names)
         try:
             applied = choice.applied(preset, value)
             spec = choice.kernel(applied)
-            files = render_set(GenerateRequest(applied, (choice.variant,), (FACE,), KEY_BITS,
-                                               f"aesgen_t{i}_", "aesgen tune --cost measured",
-                                               (choice.mode,)))
+            files = render_set(request(applied, (choice.variant,), choice.mode, FACE,
+                                       f"aesgen_t{len(sets)}_", "aesgen tune --cost measured"))
         except (ValueError, AllocationError) as e:
             skipped[value] = f"skipped: {e}"
             continue
         names[value] = spec.name
+        sets.append((files, spec.name, 128))
+    if not names:
+        return None, names, skipped
+    return link(sets, choice.mode, workdir, f"the candidates of {choice.name}"), names, skipped
+
+
+def link(sets: Sequence[tuple[dict[str, str], str, int]], mode: str, workdir: Path,
+         what: str) -> Path:
+    """The timing program of ``sets`` in workdir; set i: its files, rendered with the
+    symbol prefix aesgen_t<i>_, the name of its kernel to time and the key size."""
+    objects = []
+    for i, (files, _, _) in enumerate(sets):
         folder = workdir / f"t{i}"
         folder.mkdir()
         for name, text in files.items():
             (folder / name).write_text(text)
             if name.endswith((".S", ".c")):
                 objects.append(str(folder / name))
-    if not names:
-        return None, names, skipped
-    (workdir / "driver.c").write_text(driver_c(choice.mode, list(names.values())))
+    (workdir / "driver.c").write_text(driver_c(mode, [k for _, k, _ in sets],
+                                                    [b for _, _, b in sets]))
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
-        raise MeasureError("--cost measured needs a C compiler (gcc or cc)")
+        raise MeasureError("measuring kernels needs a C compiler (gcc or cc)")
     exe = workdir / "tune_bench"
     proc = subprocess.run([cc, "-O2", "-o", str(exe), str(workdir / "driver.c"), *objects,
                            f"-I{workdir}"], capture_output=True, text=True)
     if proc.returncode != 0:
-        raise MeasureError(f"building the candidates of {choice.name} failed:\n"
-                           + proc.stderr[-2000:])
-    return exe, names, skipped
+        raise MeasureError(f"building {what} failed:\n" + proc.stderr[-2000:])
+    return exe
+
+
+def run(exe: Path, what: str) -> list:
+    """One process of a timing program: ticks per byte of each candidate, or "cpu" (a
+    feature this CPU lacks) or "missing" (no such kernel in its set)."""
+    proc = subprocess.run([str(exe)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise MeasureError(f"{what} did not run (exit {proc.returncode}): "
+                           f"{proc.stderr[-500:]}")
+    return json.loads(proc.stdout)
 
 
 def costs(choice: Choice, preset: Preset, values: Sequence[Value], processes: int,
@@ -177,11 +198,7 @@ def costs(choice: Choice, preset: Preset, values: Sequence[Value], processes: in
         runs = []
         for p in range(processes):
             progress(f"{choice.name}: process {p + 1} of {processes}")
-            proc = subprocess.run([str(exe)], capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise MeasureError(f"the candidates of {choice.name} did not run "
-                                   f"(exit {proc.returncode}): {proc.stderr[-500:]}")
-            runs.append(dict(zip(names, json.loads(proc.stdout))))
+            runs.append(dict(zip(names, run(exe, f"the candidates of {choice.name}"))))
     first = runs[0]
     base = current if isinstance(first.get(current), float) else None
     for value, kernel in names.items():

@@ -19,8 +19,10 @@ from typing import Callable, Sequence
 
 from ..emit.compile import compile_kernel
 from ..passes.regalloc import AllocationError
-from ..report.compare import _format, run_llvm_mca, steady_loop
+from ..report.compare import loop_line, run_llvm_mca, steady_loop
+from ..report.throughput import loop_bound
 from ..targets import Preset
+from ..uarch import UarchModel
 from .space import KEY, Choice, Value
 
 DEFAULT_CACHE = Path("out/tune/cache.json")
@@ -132,7 +134,7 @@ def measure(choice: Choice, preset: Preset, value: Value, mca_cpu: str, mca_vers
     except (ValueError, AllocationError) as e:
         return Candidate(value, note=f"skipped: {e}")
     cand = Candidate(value, spec.name)
-    loop = [_format(ins, spec.arch) for ins in steady_loop(ck, KEY)]
+    loop = [loop_line(ins, spec.arch) for ins in steady_loop(ck, KEY)]
     if not loop:
         cand.note = f"skipped: {spec.name} has no steady-state loop for AES-{KEY}"
         return cand
@@ -158,13 +160,31 @@ def measure(choice: Choice, preset: Preset, value: Value, mca_cpu: str, mca_vers
     return cand
 
 
+def bound_cost(choice: Choice, preset: Preset, value: Value, model: UarchModel) -> Candidate:
+    """The cost of ``choice`` at ``value`` by the preset's uarch model: the throughput bound
+    of the AES-128 steady loop (report/throughput.py), cycles per block."""
+    try:
+        spec = choice.kernel(choice.applied(preset, value))
+        ck = compile_kernel(spec)
+    except (ValueError, AllocationError) as e:
+        return Candidate(value, note=f"skipped: {e}")
+    loop = steady_loop(ck, KEY)
+    if not loop:
+        return Candidate(value, spec.name, note=f"skipped: {spec.name} has no steady-state "
+                                                f"loop for AES-{KEY}")
+    return Candidate(value, spec.name,
+                     loop_bound(loop, model).cycles / (ck.interleave * spec.lanes))
+
+
 def search(preset: Preset, choices: Sequence[Choice], mca_cpu: str, mca_version: str,
            cache: Cache, progress: Callable[[str], None] = lambda _: None,
-           processes: int = 0) -> tuple[list[Outcome], Preset]:
+           processes: int = 0, model: UarchModel | None = None
+           ) -> tuple[list[Outcome], Preset]:
     """One pass over ``choices`` in their order, each with the others at their current
     values (the preset's, or the ones chosen before it in this pass); the outcomes and the
     preset with every chosen value. ``processes`` > 0: the cost is real runs on this machine
-    in that many processes (tune/measured.py) instead of llvm-mca."""
+    in that many processes (tune/measured.py) instead of llvm-mca; ``model``: the
+    throughput bound of that uarch model (report/throughput.py)."""
     from . import measured
     outcomes = []
     for choice in choices:
@@ -178,7 +198,8 @@ def search(preset: Preset, choices: Sequence[Choice], mca_cpu: str, mca_version:
             cands.sort(key=lambda c: values.index(c.value))
         else:
             for value in choice.candidates(preset):
-                cands.append(measure(choice, preset, value, mca_cpu, mca_version, cache))
+                cands.append(bound_cost(choice, preset, value, model) if model is not None
+                             else measure(choice, preset, value, mca_cpu, mca_version, cache))
                 c = cands[-1]
                 progress(f"{choice.name} = {value}: {c.kernel or '-'} "
                          + (f"{c.cost:.{DIGITS}f} cycles/block" if c.cost is not None

@@ -61,25 +61,26 @@ class Choice:
         return tuple(sorted(self.values + (now,))) if isinstance(now, int) else (
             self.values + (now,))
 
-    def kernel(self, preset: Preset) -> KernelSpec:
+    def kernel(self, preset: Preset, face: str = FACE) -> KernelSpec:
         """The measured kernel as generation plans it for ``preset`` (ValueError when the
-        preset's values make no valid KernelSpec)."""
-        specs = plan_kernels(_request(preset, (self.variant,), self.mode))
+        preset's values make no valid KernelSpec); FACE r2 unless ``face`` says."""
+        specs = plan_kernels(request(preset, (self.variant,), self.mode, face))
         if len(specs) != 1:
             raise ValueError(f"preset {preset.name} plans {len(specs)} {self.mode} kernels "
-                             f"of {self.variant} at FACE {FACE}, not one")
+                             f"of {self.variant} at FACE {face}, not one")
         return specs[0]
 
 
-def _request(preset: Preset, variants: tuple[str, ...], mode: str) -> GenerateRequest:
-    return GenerateRequest(preset, variants, (FACE,), KEY_BITS, "aesgen_", "aesgen tune",
-                           (mode,))
+def request(preset: Preset, variants: tuple[str, ...], mode: str, face: str = FACE,
+            prefix: str = "aesgen_", command: str = "aesgen tune") -> GenerateRequest:
+    """What `generate` would be asked for ``variants`` of ``mode`` at one FACE level."""
+    return GenerateRequest(preset, variants, (face,), KEY_BITS, prefix, command, (mode,))
 
 
 def gcm_variants(preset: Preset) -> list[KernelSpec]:
     """The preset's GCM kernels at FACE r2, one per method (none without PCLMULQDQ or a
     method the GCM skeleton covers)."""
-    return plan_kernels(_request(preset, tuple(m.variant for m in preset.methods), "gcm"))
+    return plan_kernels(request(preset, tuple(m.variant for m in preset.methods), "gcm"))
 
 
 def fastest_gcm_variant(preset: Preset) -> str | None:
