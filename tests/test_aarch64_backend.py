@@ -9,6 +9,8 @@ comment), so a whole set costs one qemu start.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 import random
 import re
@@ -49,8 +51,15 @@ def need(*tools: str) -> None:
 
 
 @functools.cache
-def rendered(preset: str, keys=(128, 192, 256), prefix="aesgen_") -> dict[str, str]:
+def rendered(preset: str, keys=(128, 192, 256), prefix="aesgen_",
+             ce_interleave: int | None = None) -> dict[str, str]:
+    """The preset's set; with ``ce_interleave``, only armv8-ce, at that interleave (a value
+    `aesgen tune` tries: odd batches in its ladder)."""
     p = A64_PRESETS[preset]
+    if ce_interleave is not None:
+        p = dataclasses.replace(p, methods=tuple(
+            dataclasses.replace(m, interleave=ce_interleave) for m in p.methods
+            if m.variant == "armv8-ce"))
     req = GenerateRequest(p, tuple(m.variant for m in p.methods), ("none", "r1", "r2"), keys,
                           prefix, f"aesgen generate --cpu {preset}")
     return render_set(req)
@@ -438,13 +447,16 @@ def script() -> Script:
     return build_script()
 
 
-@pytest.mark.parametrize("preset", ["cortex-a72", "apple-m1"])
-def test_kernels_run_under_qemu(preset, tmp_path):
+@pytest.mark.parametrize("preset, ce_interleave", [("cortex-a72", None), ("apple-m1", None),
+                                                   ("apple-m1", 6)])
+def test_kernels_run_under_qemu(preset, ce_interleave, tmp_path):
     """Every kernel of the set, every key size and FACE level, the edge counters, against
-    the model; plus the registry's getauxval features and best_kernel under -cpu max."""
+    the model; plus the registry's getauxval features and best_kernel under -cpu max. With
+    armv8-ce at interleave 6 alone, its ladder's batch of 3 (loads and stores in pairs and
+    one single)."""
     need(CC, QEMU)
     prefix = preset.replace("-", "_") + "_"
-    files = rendered(preset, (128, 192, 256), prefix)
+    files = rendered(preset, (128, 192, 256), prefix, ce_interleave)
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     exe = tmp_path / "driver"

@@ -19,8 +19,9 @@ Value = Union[int, str]
 FACE = "r2"            # every candidate kernel is measured at FACE r2 ...
 KEY = 128              # ... on its AES-128 steady-state loop
 # CTR kernels whose batch is a ladder of `interleave` registers (bitsliced is fixed at 8,
-# table at 1; the AArch64 methods are not searched yet)
-LADDER_VARIANTS = ("aesni", "vaes256", "vaes512", "gfni128", "gfni256", "gfni512")
+# table at 1; of the AArch64 methods armv8-ce: neon-tbl's 4 and neon-bitsliced's 8 are
+# their layouts, not a choice)
+LADDER_VARIANTS = ("aesni", "vaes256", "vaes512", "gfni128", "gfni256", "gfni512", "armv8-ce")
 INTERLEAVES = (4, 6, 8)
 MULTIPLIES = ("schoolbook", "karatsuba")
 ZMM_BATCHES = tuple(range(1, 9))          # what load_preset accepts for [gcm] zmm_batch

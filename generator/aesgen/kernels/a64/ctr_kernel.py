@@ -220,15 +220,21 @@ def _batch(k: Kernel, b: KernelBuilder, bits: int, s: Stream, m: int, mode: str,
             a.eor(blocks[0].b16, blocks[0].b16, d.b16)
             a.str(blocks[0].q, _m(128, s.out, 16, wb="post"))
     else:
-        for i in range(0, m, 2):
+        for i in range(0, m, 2):                 # pairs; an odd batch ends with one
             pair = blocks[i:i + 2]
             data = [b.vec(128) for _ in pair]
             with b.phase("load_xor_store"):
-                a.ldp(data[0].q, data[1].q, _m(256, s.inp, 32, wb="post"))
+                if len(pair) == 2:
+                    a.ldp(data[0].q, data[1].q, _m(256, s.inp, 32, wb="post"))
+                else:
+                    a.ldr(data[0].q, _m(128, s.inp, 16, wb="post"))
             with b.phase("rounds_3_nr"):
                 eng.last_round(k, b, s.keys, pair, nr, data)
             with b.phase("load_xor_store"):
-                a.stp(pair[0].q, pair[1].q, _m(256, s.out, 32, wb="post"))
+                if len(pair) == 2:
+                    a.stp(pair[0].q, pair[1].q, _m(256, s.out, 32, wb="post"))
+                else:
+                    a.str(pair[0].q, _m(128, s.out, 16, wb="post"))
     with b.phase("loop"):
         k.spec.counter_policy.count_up(k.isa, b, s.lo, s.hi, m)
         a.sub(s.length, s.length, Imm(16 * m))
