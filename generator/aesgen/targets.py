@@ -27,6 +27,37 @@ class MethodChoice:
     width: int
     encoding: str
     interleave: int
+    # round keys "resident" in registers for the whole loop (EVEX: 32 registers, where the
+    # batch leaves room) or "loaded" (broadcast from the context) every round
+    round_keys: str = "loaded"
+    # GFNI: how MixColumns doubles, "mulb" (GF2P8MULB by 2) or "affine" (GF2P8AFFINEQB)
+    doubling: str = ""
+
+
+ROUND_KEYS = ("resident", "loaded")
+DOUBLINGS = ("mulb", "affine")
+
+
+def _method_choice(path: Path, variant: str, c: dict) -> MethodChoice:
+    """[methods.<variant>] of a preset file, the defaults filled in: round keys resident
+    under EVEX, loaded elsewhere; the GFNI doubling by GF2P8MULB."""
+    method, encoding = c.get("method", variant), c["encoding"]
+    round_keys = c.get("round_keys", "resident" if encoding == "evex" else "loaded")
+    if round_keys not in ROUND_KEYS:
+        raise TargetError(f"{path.name}: [methods.{variant}] round_keys must be resident or "
+                          f"loaded, not {round_keys!r}")
+    if round_keys == "resident" and encoding != "evex":
+        raise TargetError(f"{path.name}: [methods.{variant}] round_keys = \"resident\" needs "
+                          f"the evex encoding (32 registers), not {encoding!r}")
+    doubling = c.get("doubling", "mulb" if method == "gfni" else "")
+    if method == "gfni" and doubling not in DOUBLINGS:
+        raise TargetError(f"{path.name}: [methods.{variant}] doubling must be mulb or "
+                          f"affine, not {doubling!r}")
+    if method != "gfni" and doubling:
+        raise TargetError(f"{path.name}: [methods.{variant}] doubling is a GFNI choice; "
+                          f"method {method} has none")
+    return MethodChoice(variant, method, c.get("width", 128), encoding, c["interleave"],
+                        round_keys, doubling)
 
 
 @dataclass(frozen=True)
@@ -93,9 +124,7 @@ def load_features(arch: str = "x86_64", root: Path = TARGETS) -> dict[str, Featu
 
 def load_preset(path: Path) -> Preset:
     d = tomllib.loads(path.read_text())
-    methods = tuple(MethodChoice(v, c.get("method", v), c.get("width", 128), c["encoding"],
-                                 c["interleave"])
-                    for v, c in d.get("methods", {}).items())
+    methods = tuple(_method_choice(path, v, c) for v, c in d.get("methods", {}).items())
     preset = Preset(d["name"], d["arch"], d["description"], tuple(d["features"]),
                     d["mca_cpu"], d["zmm_lowers_clock"], methods, path, _match(d.get("match")),
                     d.get("gcm", {}).get("multiply", "schoolbook"),

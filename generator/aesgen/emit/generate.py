@@ -96,8 +96,16 @@ def plan_kernels(req: GenerateRequest) -> list[KernelSpec]:
                                             interleave, encoding, req.prefix,
                                             choice.width, name,
                                             req.preset.gcm_multiply if desc.aead
-                                            else "schoolbook", uarch=req.preset.uarch))
+                                            else "schoolbook", uarch=req.preset.uarch,
+                                            round_keys=_round_keys(choice, encoding),
+                                            doubling=choice.doubling))
     return specs
+
+
+def _round_keys(choice, encoding: str) -> str:
+    """The preset's round-key choice for a kernel in ``encoding``: a mode may run a method
+    in another encoding than its CTR kernels (then its registers decide, "")."""
+    return choice.round_keys if encoding == choice.encoding else ""
 
 
 def _environment() -> jinja2.Environment:

@@ -84,7 +84,7 @@ class RoundEngine:
 
     def __init__(self, spec: KernelSpec) -> None:
         self.spec = spec
-        self.resident_keys = spec.encoding == "evex"
+        self.resident_keys = spec.encoding == "evex" and spec.round_keys != "loaded"
 
     # vector registers a batch needs besides its blocks and the round keys (FACE cache,
     # table-fill temporary, counter base, input temporary)
@@ -218,14 +218,13 @@ class GfniEngine(RoundEngine):
     """
 
     CONSTANT_REGISTERS = 5         # the S-box matrix, the doubling, a round's 3 shuffles
-    # how MixColumns doubles: "mulb" (GF2P8MULB by 2) or "affine" (GF2P8AFFINEQB with
-    # DOUBLE_MATRIX). Both are one instruction; measured on this machine (see the closing
-    # note of the GFNI issue) they run at the same speed, and mulb needs no matrix.
-    DOUBLING = "mulb"
 
     def __init__(self, spec: KernelSpec, byte_order_through: int = 0) -> None:
         super().__init__(spec)
         self.byte_order_through = byte_order_through
+        # how MixColumns doubles, as the preset chose: "mulb" (GF2P8MULB by 2) or "affine"
+        # (GF2P8AFFINEQB with DOUBLE_MATRIX); one instruction either way
+        self.doubling = spec.doubling or "mulb"
 
     def layout(self, r: int) -> list[int]:
         """L_r: register byte L_r[i] holds state byte i after round r."""
@@ -254,7 +253,7 @@ class GfniEngine(RoundEngine):
         if name == "sbox":
             return SBOX_MATRIX.to_bytes(8, "little") * 2
         if name == "two":
-            if self.DOUBLING == "affine":
+            if self.doubling == "affine":
                 return DOUBLE_MATRIX.to_bytes(8, "little") * 2
             return bytes([2]) * 16
         return bytes.fromhex(name.removeprefix("map_"))
@@ -341,7 +340,7 @@ class GfniEngine(RoundEngine):
                 v.store(at, t, aligned=True)
 
     def _double(self, keys: Keys, b, v, dst, src, width) -> None:
-        if self.DOUBLING == "affine":
+        if self.doubling == "affine":
             v.affine(dst, src, self._c(keys, b, "two", width), 0)
         else:
             v.gf_multiply(dst, src, self._c(keys, b, "two", width))

@@ -56,6 +56,11 @@ class KernelSpec:
     # the microarchitecture model (targets/uarch/<uarch>.toml) the kernel's choices are made
     # for: the preset's; "" is the instruction set's reference model (uarch.REFERENCE_UARCH)
     uarch: str = ""
+    # round keys "resident" in registers through the loop (EVEX, where the batch leaves
+    # room) or "loaded" every round; "" is resident under EVEX, loaded elsewhere
+    round_keys: str = ""
+    # GFNI's doubling in MixColumns: "mulb" (GF2P8MULB) or "affine" (GF2P8AFFINEQB); "" is mulb
+    doubling: str = ""
 
     def __post_init__(self) -> None:
         if self.hash_multiply not in ("schoolbook", "karatsuba"):
@@ -91,6 +96,14 @@ class KernelSpec:
             raise ValueError("bitsliced kernels work on 8 registers of slices: interleave 8")
         if self.width == 512 and self.encoding != "evex":
             raise ValueError("512-bit vectors need the evex encoding")
+        if self.round_keys not in ("", "resident", "loaded"):
+            raise ValueError(f"round_keys must be resident or loaded, not {self.round_keys!r}")
+        if self.round_keys == "resident" and self.encoding != "evex":
+            raise ValueError("resident round keys need the evex encoding (32 registers)")
+        if self.doubling not in ("", "mulb", "affine"):
+            raise ValueError(f"doubling must be mulb or affine, not {self.doubling!r}")
+        if self.doubling and self.method != "gfni":
+            raise ValueError(f"doubling is a choice of the gfni method, not {self.method}")
 
     @property
     def arch(self) -> str:

@@ -24,6 +24,8 @@ KEY = 128              # ... on its AES-128 steady-state loop
 LADDER_VARIANTS = ("aesni", "vaes256", "vaes512", "gfni128", "gfni256", "gfni512", "armv8-ce")
 INTERLEAVES = (4, 6, 8)
 MULTIPLIES = ("schoolbook", "karatsuba")
+ROUND_KEYS = ("resident", "loaded")       # EVEX ladder methods: keys in registers or not
+DOUBLINGS = ("mulb", "affine")            # GFNI: how MixColumns doubles
 ZMM_BATCHES = tuple(range(1, 9))          # what load_preset accepts for [gcm] zmm_batch
 # [gcm] key -> the Preset field it loads into
 GCM_FIELDS = {"multiply": "gcm_multiply", "zmm_batch": "gcm_zmm_batch"}
@@ -104,6 +106,12 @@ def choices_for(preset: Preset) -> list[Choice]:
     out = [Choice(f"methods.{m.variant}.interleave", f"methods.{m.variant}", "interleave",
                   INTERLEAVES, "ctr", m.variant, "its CTR kernel")
            for m in preset.methods if m.variant in LADDER_VARIANTS]
+    out += [Choice(f"methods.{m.variant}.round_keys", f"methods.{m.variant}", "round_keys",
+                   ROUND_KEYS, "ctr", m.variant, "its CTR kernel")
+            for m in preset.methods if m.variant in LADDER_VARIANTS and m.encoding == "evex"]
+    out += [Choice(f"methods.{m.variant}.doubling", f"methods.{m.variant}", "doubling",
+                   DOUBLINGS, "ctr", m.variant, "its CTR kernel")
+            for m in preset.methods if m.method == "gfni"]
     fastest = fastest_gcm_variant(preset)
     if fastest:
         out.append(Choice("gcm.multiply", "gcm", "multiply", MULTIPLIES, "gcm", fastest,
@@ -124,9 +132,18 @@ def why_absent(preset: Preset, name: str) -> str:
         return (f"preset {preset.name} has no choice {name!r}: it has no {need}; its "
                 f"choices: {known}")
     parts = name.split(".")
-    if len(parts) == 3 and parts[0] == "methods" and parts[2] == "interleave":
-        why = (f"it has no method {parts[1]!r}" if preset.method(parts[1]) is None else
-               f"only the ladder methods ({', '.join(LADDER_VARIANTS)}) are searched")
+    if len(parts) == 3 and parts[0] == "methods" and parts[2] in ("interleave", "round_keys",
+                                                                  "doubling"):
+        m = preset.method(parts[1])
+        if m is None:
+            why = f"it has no method {parts[1]!r}"
+        elif m.variant not in LADDER_VARIANTS and parts[2] != "doubling":
+            why = f"only the ladder methods ({', '.join(LADDER_VARIANTS)}) are searched"
+        elif parts[2] == "round_keys":
+            why = f"{m.variant} is {m.encoding}: round keys stay resident only under evex"
+        else:
+            why = f"{m.variant} is not a GFNI method: it has no doubling"
         return f"preset {preset.name} has no choice {name!r}: {why}; its choices: {known}"
     return (f"unknown choice {name!r}; choices are gcm.multiply, gcm.zmm_batch and "
-            f"methods.<variant>.interleave; preset {preset.name} has: {known}")
+            f"methods.<variant>.interleave, .round_keys (evex) or .doubling (gfni); preset "
+            f"{preset.name} has: {known}")
