@@ -90,6 +90,22 @@ def _native_preset():
     return choose_native_preset(host, cpu=cpu)
 
 
+def _selected_choices(preset, space: list, choices: str | None) -> list:
+    """The choices of ``space`` that --choices names (all without it); a name the preset
+    has not is an error that says why."""
+    if choices is None:
+        return space
+    from .tune.space import why_absent
+
+    wanted = [w.strip() for w in choices.split(",") if w.strip()]
+    if not wanted:
+        raise UserError("no choice given")
+    for w in wanted:
+        if w not in {c.name for c in space}:
+            raise UserError(why_absent(preset, w))
+    return [c for c in space if c.name in wanted]
+
+
 def _preset_named(cpu: str):
     """The preset --cpu names (`native`: the one for this CPU)."""
     return _native_preset()[0] if cpu == "native" else find_preset(cpu)
@@ -776,7 +792,7 @@ def tune(cpu, choices, mca_cpu, write, cache_path, no_cache, cost, processes) ->
     from .report.compare import mca_tool, run_llvm_mca
     from .tune import record as TR
     from .tune import search as TS
-    from .tune.space import choices_for, why_absent
+    from .tune.space import choices_for
     from .uarch_mca import mca_version
 
     if cpu.endswith(".toml"):
@@ -794,15 +810,7 @@ def tune(cpu, choices, mca_cpu, write, cache_path, no_cache, cost, processes) ->
     if not space:
         raise UserError(f"preset {preset.name} has nothing aesgen tune searches (no ladder "
                         "method and no GCM kernel)")
-    if choices is not None:
-        wanted = [w.strip() for w in choices.split(",") if w.strip()]
-        if not wanted:
-            raise UserError("no choice given")
-        names = {c.name for c in space}
-        for w in wanted:
-            if w not in names:
-                raise UserError(why_absent(preset, w))
-        space = [c for c in space if c.name in wanted]
+    space = _selected_choices(preset, space, choices)
     if cache_path is not None and no_cache:
         raise UserError("--cache and --no-cache contradict each other; give one")
     cost = cost or ("measured" if cpu == "native" else "mca")
@@ -931,7 +939,7 @@ def correlate(cpu, choices, keys, mca_cpu, processes, cache_path, output) -> Non
     from .tune import correlate as TC
     from .tune import search as TS
     from .tune.measured import MeasureError
-    from .tune.space import choices_for, why_absent
+    from .tune.space import choices_for
     from .uarch_mca import mca_version
 
     preset = _preset_named(cpu)
@@ -939,14 +947,7 @@ def correlate(cpu, choices, keys, mca_cpu, processes, cache_path, output) -> Non
         raise UserError(f"aesgen correlate runs the kernels here: preset {preset.name} is for "
                         f"{preset.arch}, this machine is {host_arch()}")
     space = choices_for(preset)
-    if choices is not None:
-        wanted = [w.strip() for w in choices.split(",") if w.strip()]
-        if not wanted:
-            raise UserError("no choice given")
-        for w in wanted:
-            if w not in {c.name for c in space}:
-                raise UserError(why_absent(preset, w))
-        space = [c for c in space if c.name in wanted]
+    space = _selected_choices(preset, space, choices)
     if not space:
         raise UserError(f"preset {preset.name} has nothing aesgen tune searches")
     key_bits = _split_list(keys, KEY_BITS, "key size", int)
