@@ -927,9 +927,11 @@ def correlate(cpu, choices, keys, mca_cpu, processes, cache_path, output) -> Non
     Every choice aesgen tune searches, at each of its values (interleaves 1..8), at FACE
     none, r1 and r2, and with each --keys size: generated as `generate` would write it,
     predicted by llvm-mca (cycles per block of the steady-state loop) and timed here (CTR
-    4 KiB messages, GCM 16 KiB records; all variants of one mode and key size interleaved
-    in one program). Variants whose loop is another's are counted once. Prints every
-    variant and Pearson's r and Spearman's rank correlation, over all and per mode.
+    4 KiB messages, GCM 16 KiB records; the variants of one mode and method interleaved in
+    one program; a variant's figure is the median over processes of its fastest sample).
+    Variants whose loop is another's are counted once. Prints every variant and Pearson's
+    r and Spearman's rank correlation, over all, per mode and per method, for llvm-mca and
+    for the throughput bound of the preset's uarch model.
     Examples:
       aesgen correlate
       aesgen correlate --choices gcm.zmm_batch --keys 128 --processes 5

@@ -108,25 +108,41 @@ def critical_path(loop: Sequence[Instruction], model: UarchModel) -> float:
     ready: dict = {}
     longest = 0.0
     for ins in loop:
-        t = max((ready.get(r.key, 0.0) for r in _inputs(ins)), default=0.0) + latency(ins, model)
+        t = _ready(ins, model, lambda r: ready.get(r, 0.0))
         for w in ins.registers_written():
             ready[w.key] = t
         longest = max(longest, t)
     return longest
 
 
-def _inputs(ins: Instruction) -> list[Reg]:
-    """The registers ``ins`` depends on (none for a zeroing idiom such as vpxor x, x, x)."""
+def _ready(ins: Instruction, model: UarchModel, when) -> float:
+    """When ``ins``'s result is ready, its inputs ready at when(register key): a memory
+    operand's load starts once its address registers are ready, and takes the load
+    latency; the operation starts once its registers and its load are in."""
+    regs, address = [], []
+    for spec, op in zip(ins.form.operands, ins.operands):
+        if isinstance(op, Reg) and "r" in spec.access:
+            regs.append(op.key)
+        elif isinstance(op, Mem) and "r" in spec.access and ins.name != "lea":
+            address += [r.key for r in op.registers()]
+            regs.append(("load",))
+    if _zeroing(ins):
+        return latency(ins, model)
+    load_at = max((when(r) for r in address), default=0.0) + (model.timing("load").latency or 0)
+    start = max((load_at if r == ("load",) else when(r) for r in regs), default=0.0)
+    return start + latency(ins, model)
+
+
+def _zeroing(ins: Instruction) -> bool:
+    """vpxor x, x, x and the like: a zeroing idiom depends on nothing."""
     regs = [op for op in ins.operands if isinstance(op, Reg)]
-    if (len(regs) >= 2 and len({r.key for r in regs}) == 1
-            and ins.name.endswith(("xor", "xorq", "xord", "xorps"))):
-        return []
-    return ins.registers_read()
+    return (len(regs) >= 2 and len({r.key for r in regs}) == 1
+            and ins.name.endswith(("xor", "xorq", "xord", "xorps")))
 
 
 def latency(ins: Instruction, model: UarchModel) -> float:
-    """Cycles from ``ins``'s inputs to its result, by its class in the model (a memory
-    operand read adds the load latency)."""
+    """Cycles from ``ins``'s inputs (a memory operand's bytes included) to its result, by
+    its class in the model."""
     name = ins.name
     width = _vector_width(ins)
     cls = _class(name)
@@ -138,9 +154,7 @@ def latency(ins: Instruction, model: UarchModel) -> float:
         t = model.timing("vector_logic").latency
     else:
         t = model.timing("gp_add").latency
-    loads = any(isinstance(op, Mem) and "r" in spec.access and name != "lea"
-                for spec, op in zip(ins.form.operands, ins.operands))
-    return (t or 1) + (model.timing("load").latency or 0 if loads else 0)
+    return t or 1
 
 
 def recurrence(loop: Sequence[Instruction], model: UarchModel) -> float:
@@ -152,18 +166,17 @@ def recurrence(loop: Sequence[Instruction], model: UarchModel) -> float:
     dist: dict = {}          # source register -> {register: longest path from the source}
     written: set = set()
     for ins in loop:
-        reads = {r.key for r in _inputs(ins)}
+        reads = set() if _zeroing(ins) else {r.key for r in ins.registers_read()}
         for r in reads:
             if r not in written:
                 dist.setdefault(r, {r: 0.0})
-        lat = latency(ins, model)
         for w in ins.registers_written():
             for paths in dist.values():
-                d = max((paths.get(r, none) for r in reads), default=none)
-                if d == none:
+                t = _ready(ins, model, lambda r: paths.get(r, none))
+                if t == none:
                     paths.pop(w.key, None)
                 else:
-                    paths[w.key] = d + lat
+                    paths[w.key] = t
             written.add(w.key)
     return max((paths.get(src, 0.0) for src, paths in dist.items()), default=0.0)
 

@@ -48,7 +48,7 @@ class Point:
     kernel: str = ""
     predicted: float | None = None       # llvm-mca cycles per block
     bound: float | None = None           # report/throughput.py's cycles per block
-    measured: float | None = None        # ticks per byte, median over processes
+    measured: float | None = None        # ticks per byte (fastest sample, median over processes)
     note: str = ""
 
     @property
@@ -204,16 +204,17 @@ def _predict(loop: list[str], ck, p: Point, mca_cpu: str, mca_version: str, cach
 
 def _time(report: Report, rendered: dict, processes: int,
           progress: Callable[[str], None]) -> None:
-    """Measure the predicted points: one program a mode, every variant (each key size a
-    candidate of its own) interleaved in it, ``processes`` processes (timings differ from
-    process to process, so variants compared are timed in the same ones); a point's
-    figure is its median."""
-    groups: dict[str, list[Point]] = {}
+    """Measure the predicted points: one program a mode and method, its variants (each key
+    size a candidate of its own) interleaved in it, in ``processes`` processes. These VMs
+    run a process (or a stretch of one) now and then a third slower, so a point's figure
+    is the median over processes of its fastest sample in each, and the variants one
+    correlation compares run close together in time."""
+    groups: dict[tuple[str, str], list[Point]] = {}
     for p in report.points:
         if p.predicted is not None:
-            groups.setdefault(p.choice.mode, []).append(p)
-    for mode, pts in sorted(groups.items()):
-        what = f"{len(pts)} {mode} variants"
+            groups.setdefault((p.choice.mode, p.choice.variant), []).append(p)
+    for (mode, variant), pts in sorted(groups.items()):
+        what = f"{len(pts)} {mode} variants of {variant}"
         progress(f"building {what}")
         sets = []
         for i, p in enumerate(pts):
@@ -226,7 +227,7 @@ def _time(report: Report, rendered: dict, processes: int,
             runs = []
             for n in range(processes):
                 progress(f"timing {what}: process {n + 1} of {processes}")
-                runs.append(measured.run(exe, what))
+                runs.append(measured.run(exe, what, fastest=True))
         for i, p in enumerate(pts):
             marks = [r[i] for r in runs]
             if all(isinstance(m, float) for m in marks):
