@@ -124,7 +124,7 @@ def _output_folder(output: str) -> Path:
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="aesgen")
 def main() -> None:
-    """aesgen: generate AES-CTR assembly kernels, prove them, and compare them.
+    """aesgen: generate AES-CTR and AES-GCM assembly kernels, prove them, and compare them.
 
     \b
     Typical use:
@@ -134,6 +134,9 @@ def main() -> None:
       aesgen stats out/znver4              instructions per block, by phase
       aesgen bench --quick                 ticks/byte beside OpenSSL and ipsec-mb
       aesgen compare --mca-cpu skylake     counts, instruction mix, llvm-mca cycles
+      aesgen calibrate                     this core's instruction timings, as a model
+      aesgen tune --cpu native --write     a preset's choices, by real runs here
+      aesgen correlate                     how well the models predict runs here
       aesgen paper                         seed 000's tables reproduced on this CPU
       aesgen test                          pytest, then the GoogleTest suites vs OpenSSL
     """
