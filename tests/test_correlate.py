@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from aesgen.emit.compile import compile_kernel
+from aesgen.emit.generate import GenerateRequest, plan_kernels
 from aesgen.report.compare import mca_tool, steady_loop
 from aesgen.report.throughput import loop_bound
 from aesgen.targets import find_preset
@@ -142,3 +143,21 @@ def test_tune_by_the_bound_needs_no_llvm_mca(aesgen_exe, tmp_path):
     assert sorted(figures) == list(range(1, 9)), r.stdout
     assert all(figures[n] >= figures[n + 1] for n in range(1, 8)) and figures[1] > 1.5 * figures[8]
     assert "8 -> 8 (unchanged)" in r.stdout
+
+
+def test_the_bound_runs_zmm_on_the_ports_the_model_names():
+    """Golden Cove runs 512-bit vector ops on ports 0 (0 and 1 fused) and 5, not on all
+    three of its 256-bit ports: its model says so (zmm_alu_ports), and the bound of
+    sapphirerapids' gfni512 loop, limited by vector ops, is 3/2 what it would be on three."""
+    preset = find_preset("sapphirerapids")
+    model = model_for(preset.uarch, preset.arch)
+    assert list(model.fact("zmm_alu_ports")) == [0, 5]
+    assert list(model.fact("vector_alu_ports")) == [0, 1, 5]
+    ck = compile_kernel(next(s for s in plan_kernels(GenerateRequest(
+        preset, ("gfni512",), ("r2",), (128,), "aesgen_", "test", ("ctr",)))))
+    loop = steady_loop(ck, 128)
+    two = loop_bound(loop, model)
+    three = loop_bound(loop, replace(model, core=tuple(
+        (k, replace(f, value=[0, 1, 5]) if k == "zmm_alu_ports" else f)
+        for k, f in model.core)))
+    assert two.busiest == "vector" and two.cycles == pytest.approx(1.5 * three.cycles)

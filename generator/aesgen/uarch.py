@@ -44,6 +44,8 @@ CORE_FACTS: dict[str, tuple[type, str]] = {
     "retire_width": (int, "uops retired a cycle (out-of-order cores)"),
     "scheduler": (int, "scheduler entries of the vector/math ports (out-of-order cores)"),
     "vector_alu_ports": (list, "ports (pipes) that run a vector logic op such as PXOR / EOR"),
+    "zmm_alu_ports": (list, "ports that run a 512-bit vector logic op, where fewer than "
+                            "vector_alu_ports (Intel fuses ports 0 and 1 for 512-bit uops)"),
     "vector_shuffle_ports": (list, "ports (pipes) that run a byte shuffle (PSHUFB / TBL)"),
     "loads_per_cycle": (int, "vector loads a cycle"),
     "stores_per_cycle": (int, "vector stores (store-data uops) a cycle"),

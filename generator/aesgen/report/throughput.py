@@ -13,7 +13,9 @@ Resources (x86-64):
   load       vector loads (memory operands read), loads_per_cycle
   store      vector stores, stores_per_cycle
 A 512-bit operation counts twice against shuffle, vector, load and store where the model
-says zmm runs as two halves (zmm_split); the AES and CLMUL classes have their own zmm rates.
+says zmm runs as two halves (zmm_split), and runs on zmm_alu_ports where the model names
+fewer ports for 512-bit operations (Intel's fused ports 0 and 1, and 5); the AES and CLMUL
+classes have their own zmm rates.
 Two latencies enter: the longest dependency path through a pass (a block's rounds), over
 the passes the reorder buffer holds at once, which sets the time when few blocks are in
 flight on a core with a small window (or an in-order one); and the
@@ -67,6 +69,8 @@ def loop_bound(loop: Sequence[Instruction], model: UarchModel) -> Bound:
     """The cycles one pass through ``loop`` (straight-line x86-64 code) needs on ``model``."""
     split = bool(_fact(model, "zmm_split", False))
     ports = len(_fact(model, "vector_alu_ports", [0, 1, 2, 3]))
+    zmm_ports = len(_fact(model, "zmm_alu_ports", _fact(model, "vector_alu_ports",
+                                                        [0, 1, 2, 3])))
     res = {"issue": 0.0, "aes": 0.0, "clmul": 0.0, "shuffle": 0.0, "gf2p8affine": 0.0,
            "vector": 0.0, "load": 0.0, "store": 0.0}
     for ins in loop:
@@ -91,7 +95,7 @@ def loop_bound(loop: Sequence[Instruction], model: UarchModel) -> Bound:
             res[cls] += 1 / model.timing(cls + suffix).per_cycle
         elif cls in ("shuffle", "gf2p8affine"):
             res[cls] += halves / model.timing(cls).per_cycle
-        res["vector"] += halves / ports
+        res["vector"] += halves / (zmm_ports if width == 512 and not split else ports)
     if _fact(model, "aes_clmul_shared", False):
         res["aes+clmul"] = res.pop("aes") + res.pop("clmul")
     # passes in flight at once: as many as the reorder buffer holds (an in-order core: one)
