@@ -31,7 +31,7 @@ from typing import Sequence
 
 from ..dsl.ir import Instruction
 from ..dsl.operands import Mem, Reg
-from ..uarch import UarchModel
+from ..uarch import UarchError, UarchModel
 
 AES = re.compile(r"v?aes(enc|dec)(last)?$")
 CLMUL = re.compile(r"v?pclmulqdq$")
@@ -186,7 +186,8 @@ def recurrence(loop: Sequence[Instruction], model: UarchModel) -> float:
 
 
 def _fact(model: UarchModel, name: str, default):
+    """A fact the model may leave out (a default stands in for it)."""
     try:
         return model.fact(name)
-    except Exception:
+    except UarchError:
         return default

@@ -25,12 +25,12 @@ from typing import Callable, Sequence
 from ..emit.compile import compile_kernel
 from ..emit.generate import render_set
 from ..passes.regalloc import AllocationError
-from ..report.compare import loop_line, run_llvm_mca, steady_loop
+from ..report.compare import loop_line, steady_loop
 from ..report.throughput import loop_bound
 from ..targets import Preset
 from ..uarch import model_for
 from . import measured
-from .search import Cache
+from .search import Cache, predicted
 from .space import Choice, Value, choices_for, request
 
 FACES = ("none", "r1", "r2")
@@ -164,7 +164,8 @@ def correlate(preset: Preset, mca_cpu: str, mca_version: str, cache: Cache,
             p.note = got
             continue
         files, p.kernel, ck = got
-        loop = [loop_line(ins, ck.spec.arch) for ins in steady_loop(ck, p.key_bits)]
+        steady = steady_loop(ck, p.key_bits)
+        loop = [loop_line(ins, ck.spec.arch) for ins in steady]
         if not loop:
             p.note = f"no steady-state loop for AES-{p.key_bits}"
             continue
@@ -174,32 +175,14 @@ def correlate(preset: Preset, mca_cpu: str, mca_version: str, cache: Cache,
             p.note = f"same loop as {seen[same].setting} FACE {seen[same].face}"
             continue
         seen[same] = p
-        p.predicted, p.note = _predict(loop, ck, p, mca_cpu, mca_version, cache)
+        blocks = ck.interleave * ck.spec.lanes
+        p.predicted, p.note, _ = predicted(loop, ck.spec.arch, blocks, mca_cpu, mca_version,
+                                           cache, ("correlate",))
         if model is not None and ck.spec.arch == "x86_64":
-            p.bound = (loop_bound(steady_loop(ck, p.key_bits), model).cycles
-                       / (ck.interleave * ck.spec.lanes))
+            p.bound = loop_bound(steady, model).cycles / blocks
     report.points = points
     _time(report, rendered, processes, progress)
     return report
-
-
-def _predict(loop: list[str], ck, p: Point, mca_cpu: str, mca_version: str, cache: Cache
-             ) -> tuple[float | None, str]:
-    blocks = ck.interleave * ck.spec.lanes
-    digest = hashlib.sha256(f"{ck.spec.arch} {blocks}\n".encode()
-                            + "\n".join(loop).encode()).hexdigest()[:20]
-    key = "|".join(("correlate", mca_cpu, mca_version, digest))
-    result = cache.get(key)
-    if result is None:
-        r = run_llvm_mca(loop, mca_cpu, ck.spec.arch, blocks)
-        result = {"cycles_per_block": r.cycles_per_block, "note": r.note, "dropped": r.dropped}
-        if r.cycles_per_block is not None:
-            cache.put(key, result)
-    if result["cycles_per_block"] is None:
-        return None, result["note"] or "llvm-mca gave no prediction"
-    if result["dropped"]:
-        return None, f"llvm-mca {mca_cpu} cannot read {', '.join(result['dropped'])}"
-    return result["cycles_per_block"], ""
 
 
 def _time(report: Report, rendered: dict, processes: int,

@@ -138,26 +138,34 @@ def measure(choice: Choice, preset: Preset, value: Value, mca_cpu: str, mca_vers
     if not loop:
         cand.note = f"skipped: {spec.name} has no steady-state loop for AES-{KEY}"
         return cand
-    blocks = ck.interleave * spec.lanes
-    digest = hashlib.sha256(f"{spec.arch} {blocks}\n".encode()
+    cand.cost, cand.note, cand.cached = predicted(
+        loop, spec.arch, ck.interleave * spec.lanes, mca_cpu, mca_version, cache,
+        (preset.name, choice.name, str(value)))
+    return cand
+
+
+def predicted(loop: list[str], arch: str, blocks: int, mca_cpu: str, mca_version: str,
+              cache: Cache, tag: tuple[str, ...]) -> tuple[float | None, str, bool]:
+    """llvm-mca's cycles per block of ``loop`` (None, with the reason, when the model gives
+    none or cannot read every instruction), and whether it came from the cache, whose key
+    is ``tag`` with the model, its version and a hash of the loop."""
+    digest = hashlib.sha256(f"{arch} {blocks}\n".encode()
                             + "\n".join(loop).encode()).hexdigest()[:20]
-    key = "|".join((preset.name, choice.name, str(value), mca_cpu, mca_version, digest))
+    key = "|".join(tag + (mca_cpu, mca_version, digest))
     result = cache.get(key)
-    cand.cached = result is not None
+    cached = result is not None
     if result is None:
-        r = run_llvm_mca(loop, mca_cpu, spec.arch, blocks)
+        r = run_llvm_mca(loop, mca_cpu, arch, blocks)
         result = {"cycles_per_block": r.cycles_per_block, "note": r.note,
                   "dropped": r.dropped}
         if r.cycles_per_block is not None:       # failures (no tool, no model) are not kept
             cache.put(key, result)
     if result["cycles_per_block"] is None:
-        cand.note = result["note"] or "llvm-mca gave no prediction"
-    elif result["dropped"]:
-        cand.note = (f"llvm-mca {mca_cpu} cannot read {', '.join(result['dropped'])} "
-                     f"(predicted {result['cycles_per_block']:.{DIGITS}f} without them)")
-    else:
-        cand.cost = result["cycles_per_block"]
-    return cand
+        return None, result["note"] or "llvm-mca gave no prediction", cached
+    if result["dropped"]:
+        return None, (f"llvm-mca {mca_cpu} cannot read {', '.join(result['dropped'])} "
+                      f"(predicted {result['cycles_per_block']:.{DIGITS}f} without them)"), cached
+    return result["cycles_per_block"], "", cached
 
 
 def bound_cost(choice: Choice, preset: Preset, value: Value, model: UarchModel) -> Candidate:
